@@ -1,0 +1,1 @@
+"""tilehouse's AI players."""

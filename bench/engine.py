@@ -1,0 +1,66 @@
+"""``tilehouse bench engine``: seeded random playouts of one deal (Kozel: one round) per second, per rule
+set, on one core -- the speed the AI's search stands on.
+
+A playout is what ISMCTS does per iteration after selection: ``clone()`` the start state, then
+``legal_moves()`` + ``apply()`` with a uniform random choice until the deal is over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+
+import engine
+
+
+def playout_deal(start: engine.State, rng: random.Random) -> int:
+    """One random playout to the end of the current deal; returns the number of moves."""
+    state = start.clone()
+    deal = state.deals_done
+    moves = 0
+    choice = rng.choice
+    while state.to_move is not None and state.deals_done == deal:
+        state.apply(choice(state.legal_moves()))
+        moves += 1
+    return moves
+
+
+def bench_rules(rules_id: str, players: int, seconds: float, seed: int = 1) -> dict[str, float]:
+    start = engine.new_game(rules_id, players=players, seed=seed)
+    rng = random.Random(seed)
+    playouts = moves = 0
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while True:
+        moves += playout_deal(start, rng)
+        playouts += 1
+        if playouts % 16 == 0 and time.perf_counter() >= deadline:
+            break
+    elapsed = time.perf_counter() - t0
+    return {"rules": rules_id, "players": players, "playouts": playouts, "seconds": round(elapsed, 3),
+            "playouts_per_s": round(playouts / elapsed, 1), "moves_per_s": round(moves / elapsed, 1),
+            "moves_per_playout": round(moves / playouts, 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tilehouse bench engine", description=__doc__)
+    p.add_argument("rules", nargs="*", help="rule set ids (default: all)")
+    p.add_argument("--seconds", type=float, default=3.0, help="time per rule set and player count")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    a = p.parse_args(argv)
+    for rid in a.rules or sorted(engine.RULES):
+        rs = engine.get_rules(rid)
+        for n in rs.players:
+            r = bench_rules(rid, n, a.seconds)
+            if a.json:
+                print(json.dumps(r), flush=True)
+            else:
+                print(f"{rid:14s} {n}p  {r['playouts_per_s']:>9.1f} playouts/s  {r['moves_per_s']:>10.1f} moves/s"
+                      f"  ({r['moves_per_playout']} moves per deal, {r['playouts']} playouts)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

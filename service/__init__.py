@@ -1,0 +1,1 @@
+"""tilehouse's HTTP face: the Flask app factory, Redis store and RQ jobs."""

@@ -1,0 +1,149 @@
+"""The engine protocol (shared/ARCHITECTURE.md), checked for every rule set in ``engine.RULES``, present
+and future: seeded random playouts to the end of the match with invariants checked at every step."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import engine
+from engine.game import State
+
+
+def _configs() -> list[tuple[str, int, dict]]:
+    out = []
+    for rid, rs in sorted(engine.RULES.items()):
+        for n in rs.players:
+            out.append((rid, n, {}))
+        for n, opts in rs.variants:
+            out.append((rid, n, dict(opts)))
+    return out
+
+
+CONFIGS = _configs()
+IDS = [f"{r}-{n}p-{json.dumps(o, sort_keys=True)}" if o else f"{r}-{n}p" for r, n, o in CONFIGS]
+
+
+def test_registry_is_not_empty_and_every_rule_set_describes_itself():
+    assert engine.RULES, "no rule set registered"
+    for rid, rs in engine.RULES.items():
+        d = rs.to_dict()
+        assert d["id"] == rid and d["title"] and d["players"]["min"] <= d["players"]["max"]
+        json.dumps(d)
+        for o in rs.options:
+            assert o.validate(o.default) == o.default, f"{rid}.{o.name} default is not valid"
+
+
+def _check_step(state: State, rng: random.Random) -> None:
+    n = state.players
+    # load_state(to_dict()) round-trips exactly, through JSON
+    d = state.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    again = engine.load_state(json.loads(json.dumps(d)))
+    assert again.to_dict() == d
+    assert [m.id for m in again.legal_moves()] == [m.id for m in state.legal_moves()]
+    # payments are zero-sum at every moment
+    assert abs(sum(state.running_payoffs())) < 1e-9
+    # views are JSON and hide what they must
+    for seat in [None, *range(n)]:
+        v = state.view(seat)
+        json.dumps(v)
+        assert v["you"] == seat
+        assert (v["hand"] is None) == (seat is None)
+        assert len(v["seats"]) == n
+    for seat in range(n):
+        world = state.determinize(seat, random.Random(rng.random()))
+        # everything the seat has seen is kept ...
+        assert world.view(seat) == state.view(seat), "determinize changed what the seat sees"
+        # ... and so is everything public
+        assert world.view(None) == state.view(None), "determinize changed public facts"
+        assert world.to_move == state.to_move
+        assert world.deals_done == state.deals_done
+        # the determinization depends only on what the seat knows (information-set invariance)
+        k = rng.random()
+        assert (state.determinize(seat, random.Random(k)).to_dict()
+                == world.determinize(seat, random.Random(k)).to_dict()), "determinize read hidden facts"
+        if not state.finished:
+            assert world.legal_moves(), "a determinized world has no legal move"
+        if seat == state.to_move:
+            assert [m.id for m in world.legal_moves()] == [m.id for m in state.legal_moves()]
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
+def test_random_playouts_keep_every_protocol_invariant(rules_id, players, options):
+    for seed in (1, 2):
+        rng = random.Random(seed * 7919)
+        state = engine.new_game(rules_id, players=players, seed=seed, options=options)
+        same = engine.new_game(rules_id, players=players, seed=seed, options=options)
+        assert same.to_dict() == state.to_dict(), "the same seed must give the same game"
+        deals = 0
+        steps = 0
+        while not state.finished:
+            if steps % 3 == 0:
+                _check_step(state, rng)
+            moves = state.legal_moves()
+            assert moves, "legal moves are empty before the end"
+            assert len({m.id for m in moves}) == len(moves), "duplicate move ids"
+            move = rng.choice(moves)
+            # clone() is independent of the original
+            before = state.to_dict()
+            twin = state.clone()
+            twin.apply(move)
+            assert state.to_dict() == before, "applying a move to a clone changed the original"
+            # the checked path accepts the id and the move object, and agrees with the fast path
+            events = state.play(move.id if steps % 2 else move.to_dict())
+            assert state.to_dict() == twin.to_dict()
+            for ev in events:
+                assert set(ev) == {"type", "seat", "data", "secret"}
+                json.dumps(ev["data"])
+            assert state.deals_done >= deals
+            deals = state.deals_done
+            steps += 1
+            assert steps < 20000, "the match does not end"
+        _check_step(state, rng)
+        assert state.legal_moves() == []
+        res = state.result()
+        assert res["reason"]
+        assert sorted(res["ranking"]) == list(range(players))
+        assert len(res["scores"]) == players and len(res["payoffs"]) == players
+        assert abs(sum(res["payoffs"])) < 1e-9
+        assert res["payoffs"] == pytest.approx(state.running_payoffs())
+        assert res["deals"], "a finished match reports its deals"
+        with pytest.raises(engine.IllegalMove):
+            state.play("pass")
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
+def test_malformed_and_illegal_moves_are_refused_without_change(rules_id, players, options):
+    state = engine.new_game(rules_id, players=players, seed=5, options=options)
+    before = state.to_dict()
+    for bad in ("", "???", "play:9-9", "play:banana", 42):
+        with pytest.raises((engine.InvalidMove, engine.IllegalMove)):
+            state.play(bad)  # type: ignore[arg-type]
+    assert state.to_dict() == before
+
+
+@pytest.mark.parametrize("rules_id", sorted(engine.RULES))
+def test_options_are_validated_and_name_the_culprit(rules_id):
+    rs = engine.RULES[rules_id]
+    n = rs.default_players
+    with pytest.raises(engine.BadOptions) as e:
+        engine.new_game(rules_id, players=n, seed=1, options={"no_such_option": 1})
+    assert e.value.option == "no_such_option"
+    with pytest.raises(engine.BadOptions):
+        engine.new_game(rules_id, players=rs.max_players + 1, seed=1)
+    for o in rs.options:
+        wrong = "x" if o.type is not str else 3
+        with pytest.raises(engine.BadOptions) as e:
+            engine.new_game(rules_id, players=n, seed=1, options={o.name: wrong})
+        assert e.value.option == o.name
+        if o.maximum is not None:
+            with pytest.raises(engine.BadOptions):
+                engine.new_game(rules_id, players=n, seed=1, options={o.name: o.maximum + 1})
+
+
+def test_unknown_rules_are_refused():
+    with pytest.raises(engine.UnknownRules):
+        engine.new_game("chess", players=2, seed=1)
