@@ -22,7 +22,7 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 
 def ensure_env(extra: str) -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs on whatever python3 the machine has
         sys.exit(f"tilehouse needs Python 3.11 or newer, this is {sys.version.split()[0]}")
     stamp = VENV / f".tilehouse-{extra or 'base'}"
     want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()

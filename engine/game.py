@@ -92,9 +92,9 @@ class Option:
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(repr(c) for c in self.choices)
             raise BadOptions(f"option {self.name!r} must be one of {allowed}, not {value!r}", self.name)
-        if self.minimum is not None and value < self.minimum:
+        if self.minimum is not None and int(value) < self.minimum:
             raise BadOptions(f"option {self.name!r} must be at least {self.minimum}, not {value!r}", self.name)
-        if self.maximum is not None and value > self.maximum:
+        if self.maximum is not None and int(value) > self.maximum:
             raise BadOptions(f"option {self.name!r} must be at most {self.maximum}, not {value!r}", self.name)
         return value
 
@@ -223,8 +223,9 @@ class State(ABC):
         """A fresh match; ``options`` are already validated and complete."""
 
     @classmethod
-    def check_options(cls, options: dict[str, Any], players: int) -> None:  # noqa: B027 - optional hook
+    def check_options(cls, options: dict[str, Any], players: int) -> None:
         """Cross-field checks (e.g. an option only valid for 4 players); raise ``BadOptions``."""
+        return None
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
