@@ -73,6 +73,10 @@ class Move:
 _TYPE_NAMES = {bool: "boolean", int: "integer", str: "string"}
 
 
+def _as_number(value: Any) -> int:
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Option:
     """One rule option with its type, default and allowed values (``choices`` or ``minimum``..``maximum``)."""
@@ -92,9 +96,9 @@ class Option:
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(repr(c) for c in self.choices)
             raise BadOptions(f"option {self.name!r} must be one of {allowed}, not {value!r}", self.name)
-        if self.minimum is not None and int(value) < self.minimum:
+        if self.minimum is not None and _as_number(value) < self.minimum:
             raise BadOptions(f"option {self.name!r} must be at least {self.minimum}, not {value!r}", self.name)
-        if self.maximum is not None and int(value) > self.maximum:
+        if self.maximum is not None and _as_number(value) > self.maximum:
             raise BadOptions(f"option {self.name!r} must be at most {self.maximum}, not {value!r}", self.name)
         return value
 
