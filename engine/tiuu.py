@@ -1,0 +1,817 @@
+"""Tiu U (釣魚, "fishing"), the Chinese domino fishing game for 2 or 3 players.
+
+Rules: ``shared/rules/tiuu.md`` (seed 000, the Serbian "Pecanje (Tiu-U)") with the options and decisions of
+``shared/rules/README.md``.  Every INTERPRETATION of tiuu.md is followed; the user-facing page is
+``docs/rules/tiuu.md``.
+
+Layout (§1): the 64 tiles of two Chinese sets are shuffled into 16 stacks of 4.  Counting from the right
+(drawing) end: 4 stacks (16 tiles) are turned face up as the *pool*; the players take stacks one at a time
+in turn order (3 each with 2 players, 2 each with 3 players); the remaining 24 tiles are the *stock*.
+
+Turn (§4), two parts:
+
+* Part 1, a move from hand: ``capture:<hand tile>+<pool tile>`` (the player chooses the pool tile when
+  his tile matches several), ``triple:<face>`` (two identical pool tiles and a third from hand go face up
+  to the left end of the stock, the player takes the three right-end stock tiles into his hand),
+  ``fourth:<face>`` (the fourth copy goes on that face-up triple; the player takes three tiles), or
+  ``flip`` -- going straight to part 2, legal only when none of the others is (a capture is compulsory).
+* Part 2: the right-end stock tile is turned; when it matches pool tiles the player takes it with one of
+  them and turns the next (a chain).  When the flipped tile matches pool tiles of several different faces
+  the player chooses (``take:<flipped>+<pool tile>``); a choice between copies of one face is no choice
+  and is resolved at once.
+
+Interpretations and decisions (tiuu.md §9, README):
+
+* 4-2 matches only 2-1 and 2-1 only 4-2 (``supreme_extra``: 4-2 also matches every 6-pip tile, 2-1 also
+  matches 2-1).
+* The opening 6-6 pairs are mandatory, one pair per two 6-6 held.  They are laid out before the first turn.
+* Tripling needs two identical pool tiles, one in hand, the fourth copy "not played" (not in the pool, a
+  catch or a face-up stack) and at least 4 stock tiles.  The fourth-tile move needs a complete face-up
+  triple of that face in the stock (not partly drawn) and at least 4 stock tiles.  Several face-up stacks:
+  the newest is at the left end and is drawn last.  Tiles of face-up stacks are public even when they are
+  drawn into a hand (the engine keeps a per-seat count of such *known* hand tiles).
+* The game ends the moment the stock is empty, after the current tile is resolved.  Hands and pool do not
+  score.  Exact multiples of ten are not rounded up.
+* Settlement: every player whose rounded score is below the top pays each top scorer the difference
+  (2 players: the loser pays the winner; equal rounded scores are a draw).
+* First player: the first game's is drawn from the seed; a later game is opened by the previous game's
+  winner -- when several players tie on top, by the first of them in turn order counting from the previous
+  game's first player.  Seats are in turn order, the next player is seat + 1.
+* ``profile = "classic"`` (tiuu.md §8, pagat/Culin/navpil): one flip per turn (a matching flip captures, then
+  the turn ends), a hand capture is optional (``flip`` is always legal in part 1), only the small-fish sum
+  is rounded up (score = big fish + small fish rounded up), and the fourth tile captures the face-up three
+  (all four go to the catch; no tiles are drawn, so the 4-tile stock minimum does not apply to it).
+* ``games`` > 1: points (the net payments) accumulate over the games.
+
+Hidden information: other hands and the face-down stock.  What a seat can infer is kept in public
+per-seat bounds: ``known`` (tiles a seat drew from a face-up stack) and ``caps`` (the most copies of a
+face the unknown part of a hand can hold: at most one 6-6 after the opening pairs; none of any face that
+would have allowed a capture, tripling or fourth-tile move when the seat played ``flip`` with tiles in
+hand under the seed's compulsory capture; relaxed by one per hidden tile drawn).  ``determinize``
+resamples exactly the unseen tiles under these bounds.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine.exceptions import BadState, InvalidMove
+from engine.game import Event, Move, Option, RuleSet, Seat, State, event, get_rules, ranking_from, register
+from engine.tiles import (
+    BIG_SIX,
+    CF_CIVIL,
+    CF_NAME,
+    CF_PIPS,
+    CF_RED_PIPS,
+    FACES,
+    HEAVEN,
+    LITTLE_THREE,
+    NUM_FACES,
+    Face,
+    chinese_set,
+    parse_chinese,
+)
+
+NF = NUM_FACES
+#: the 64-tile double set, in face order
+ALL_TILES: tuple[Face, ...] = tuple(chinese_set(2))
+#: copies of each face in the double set (4 civil, 2 military)
+TOTAL: tuple[int, ...] = tuple(ALL_TILES.count(f) for f in FACES)
+POOL_TILES = 16
+STACK = 4
+#: stacks per player by player count
+HAND_STACKS = {2: 3, 3: 2}
+#: tripling and the seed's fourth-tile move need this many stock tiles: three to take, one to flip
+MIN_STOCK = 4
+#: "no bound" for the caps on a hand's unknown tiles
+NO_CAP = 4
+
+
+def _matches(a: Face, b: Face, extra: bool) -> bool:
+    supreme = {a, b} == {BIG_SIX, LITTLE_THREE}
+    if supreme:
+        return True
+    if extra:
+        # pagat "also": 4-2 keeps its 6-pip mates and 2-1 matches 2-1 (equal pips covers both)
+        return CF_PIPS[a] == CF_PIPS[b]
+    if a in (BIG_SIX, LITTLE_THREE) or b in (BIG_SIX, LITTLE_THREE):
+        return False
+    return CF_PIPS[a] == CF_PIPS[b]
+
+
+def _match_table(extra: bool) -> tuple[tuple[Face, ...], ...]:
+    return tuple(tuple(b for b in FACES if _matches(a, b, extra)) for a in FACES)
+
+
+#: MATCH[extra][f]: the faces f pairs with (symmetric)
+MATCH: dict[bool, tuple[tuple[Face, ...], ...]] = {False: _match_table(False), True: _match_table(True)}
+
+#: points of a captured tile: big fish (8+ pips) 2 per pip, small fish its red pips
+BIG: tuple[bool, ...] = tuple(CF_PIPS[f] >= 8 for f in FACES)
+FISH: tuple[int, ...] = tuple(2 * CF_PIPS[f] if BIG[f] else CF_RED_PIPS[f] for f in FACES)
+
+
+def round_up(points: int) -> int:
+    """Up to the next multiple of ten; an exact multiple stays (tiuu.md §7, interpretation 10)."""
+    return -(-points // 10) * 10
+
+
+def catch_scores(catch: Sequence[int], classic: bool) -> tuple[int, int]:
+    """``(raw, settled)`` points of a catch given as face counts.  Seed: the total is rounded up to the ten;
+    classic: only the small-fish sum is rounded up."""
+    big = sum(FISH[f] * catch[f] for f in FACES if BIG[f])
+    small = sum(FISH[f] * catch[f] for f in FACES if not BIG[f])
+    raw = big + small
+    return raw, (big + round_up(small) if classic else round_up(raw))
+
+
+def settle(rounded: Sequence[int]) -> tuple[list[int], list[dict[str, int]]]:
+    """Net points per seat and the payments: every seat below the top pays each top scorer the difference."""
+    top = max(rounded)
+    winners = [s for s, r in enumerate(rounded) if r == top]
+    net = [0] * len(rounded)
+    payments: list[dict[str, int]] = []
+    for s, r in enumerate(rounded):
+        if r == top:
+            continue
+        for w in winners:
+            net[s] -= top - r
+            net[w] += top - r
+            payments.append({"from": s, "to": w, "amount": top - r})
+    return net, payments
+
+
+# --------------------------------------------------------------------------- interned moves
+
+CAPTURE, TRIPLE, FOURTH, FLIP, TAKE = range(5)
+
+
+def _tile_move(action: str, kind: int, a: Face, b: Face, first: str, second: str) -> Move:
+    return Move(f"{action}:{CF_NAME[a]}+{CF_NAME[b]}", action, (CF_NAME[a], CF_NAME[b]),
+                {first: CF_NAME[a], second: CF_NAME[b]}, code=(kind, a, b))
+
+
+#: built once: legal_moves() only indexes these tables
+CAPTURE_MOVES: tuple[tuple[Move, ...], ...] = tuple(
+    tuple(_tile_move("capture", CAPTURE, h, t, "hand", "pool") for t in FACES) for h in FACES)
+TAKE_MOVES: tuple[tuple[Move, ...], ...] = tuple(
+    tuple(_tile_move("take", TAKE, s, t, "flipped", "pool") for t in FACES) for s in FACES)
+TRIPLE_MOVES: tuple[Move, ...] = tuple(
+    Move(f"triple:{CF_NAME[f]}", "triple", (CF_NAME[f],), code=(TRIPLE, f, f)) for f in FACES)
+FOURTH_MOVES: tuple[Move, ...] = tuple(
+    Move(f"fourth:{CF_NAME[f]}", "fourth", (CF_NAME[f],), code=(FOURTH, f, f)) for f in FACES)
+FLIP_MOVE = Move("flip", "flip", (), code=(FLIP, -1, -1))
+_ARITY = {"capture": 2, "take": 2, "triple": 1, "fourth": 1}
+
+#: phases
+PART1, CHOOSE, OVER = 0, 1, 2
+
+
+def _names(counts: Sequence[int]) -> list[str]:
+    return [CF_NAME[f] for f in FACES for _ in range(counts[f])]
+
+
+def _counts(names: Sequence[str]) -> list[int]:
+    c = [0] * NF
+    for n in names:
+        c[parse_chinese(n)] += 1
+    return c
+
+
+class TiuUState(State):
+    """A Tiu U match.  Hands, pool and catches are face-count vectors (21 ints); the stock is a face-down
+    tuple read from ``dpos`` (shared between clones: it only ever shrinks from the right) followed by the
+    face-up stacks ``upf`` (oldest first, so drawn first) whose sizes are in ``upc``."""
+
+    __slots__ = ("caps", "catches", "classic", "deals", "down", "dpos", "extra", "first", "game", "games",
+                 "hands", "hsize", "known", "match", "nstock", "options", "pending", "phase", "played",
+                 "players", "points", "pool", "seed", "turn", "upc", "upf")
+
+    players: int
+    seed: int
+    options: dict[str, Any]
+    games: int
+    extra: bool
+    classic: bool
+    match: tuple[tuple[Face, ...], ...]
+    game: int
+    first: int
+    turn: int
+    phase: int
+    pending: int
+    hands: list[list[int]]
+    hsize: list[int]
+    pool: list[int]
+    catches: list[list[int]]
+    #: per face: copies in any catch or face-up stack ("played" for the tripling rule)
+    played: list[int]
+    down: tuple[int, ...]
+    dpos: int
+    upf: list[int]
+    upc: list[int]
+    nstock: int
+    known: list[list[int]]
+    caps: list[list[int]]
+    points: list[int]
+    deals: list[dict[str, Any]]
+
+    # ------------------------------------------------------------------ construction
+
+    def _init_common(self, players: int, seed: int, options: dict[str, Any]) -> None:
+        self.players = players
+        self.seed = seed
+        self.options = dict(options)
+        self.games = options["games"]
+        self.extra = options["supreme_extra"]
+        self.classic = options["profile"] == "classic"
+        self.match = MATCH[self.extra]
+
+    @classmethod
+    def new(cls, players: int, seed: int, options: dict[str, Any]) -> TiuUState:
+        st = cls.__new__(cls)
+        st._init_common(players, seed, options)
+        st.points = [0] * players
+        st.deals = []
+        first = random.Random(f"{seed}/first").randrange(players)
+        st._deal(0, first, None)
+        return st
+
+    @classmethod
+    def from_layout(cls, players: int, *, hands: Sequence[Sequence[str]], pool: Sequence[str],
+                    stock: Sequence[str], catches: Sequence[Sequence[str]] | None = None,
+                    stacks: Sequence[tuple[str, int]] = (), turn: int = 0, seed: int = 0,
+                    options: Mapping[str, Any] | None = None) -> TiuUState:
+        """A state in the middle of a game, built from chosen tiles (for tests and analysis).
+
+        ``stock`` is the face-down stock, next tile first; ``stacks`` are face-up stacks ``(tile, count)``
+        oldest (drawn first) to newest.  Tiles not listed are treated as out of play; nothing is laid out
+        or checked beyond the tile names.  ``turn`` is to move in part 1.
+        """
+        opts = get_rules("tiuu").validate_options(options, players)
+        st = cls.__new__(cls)
+        st._init_common(players, seed, opts)
+        st.points = [0] * players
+        st.deals = []
+        st.game = 0
+        st.first = turn
+        st.turn = turn
+        st.phase = PART1
+        st.pending = -1
+        st.hands = [_counts(h) for h in hands]
+        st.hsize = [sum(h) for h in st.hands]
+        st.pool = _counts(pool)
+        st.catches = [_counts(c) for c in catches] if catches else [[0] * NF for _ in range(players)]
+        st.down = tuple(parse_chinese(t) for t in stock)
+        st.dpos = 0
+        st.upf = [parse_chinese(t) for t, _ in stacks]
+        st.upc = [0] * NF
+        for t, k in stacks:
+            st.upc[parse_chinese(t)] += k
+        st.played = [sum(c[f] for c in st.catches) + st.upc[f] for f in FACES]
+        st.nstock = len(st.down) + sum(st.upc)
+        st.known = [[0] * NF for _ in range(players)]
+        st.caps = [[NO_CAP] * NF for _ in range(players)]
+        return st
+
+    def _deal(self, game: int, first: int, log: list[Event] | None) -> None:
+        n = self.players
+        rng = random.Random(f"{self.seed}/{game}")
+        tiles = list(ALL_TILES)
+        rng.shuffle(tiles)
+        # tiles[0] is the right (drawing) end of the row of stacks
+        self.game = game
+        self.first = first
+        self.turn = first
+        self.phase = PART1
+        self.pending = -1
+        self.pool = [0] * NF
+        for f in tiles[:POOL_TILES]:
+            self.pool[f] += 1
+        self.hands = [[0] * NF for _ in range(n)]
+        pos = POOL_TILES
+        for k in range(HAND_STACKS[n] * n):
+            hand = self.hands[(first + k) % n]
+            for f in tiles[pos:pos + STACK]:
+                hand[f] += 1
+            pos += STACK
+        self.down = tuple(tiles[pos:])
+        self.dpos = 0
+        self.upf = []
+        self.upc = [0] * NF
+        self.nstock = len(self.down)
+        self.catches = [[0] * NF for _ in range(n)]
+        self.played = [0] * NF
+        self.known = [[0] * NF for _ in range(n)]
+        caps = [NO_CAP] * NF
+        # after the mandatory 6-6 pairs every hand holds at most one 6-6, and everyone knows it
+        caps[HEAVEN] = 1
+        self.caps = [caps[:] for _ in range(n)]
+        if log is not None:
+            log.append(event("deal", None, {s: {"hand": _names(self.hands[s])} for s in range(n)},
+                             game=game + 1, first=first, pool=_names(self.pool),
+                             hand_sizes=[sum(h) for h in self.hands], stock=self.nstock))
+        for k in range(n):
+            s = (first + k) % n
+            pairs = self.hands[s][HEAVEN] // 2
+            if pairs:
+                self.hands[s][HEAVEN] -= 2 * pairs
+                self.catches[s][HEAVEN] += 2 * pairs
+                self.played[HEAVEN] += 2 * pairs
+                if log is not None:
+                    log.append(event("six_six_pairs", s, tiles=["6-6"] * (2 * pairs)))
+        self.hsize = [sum(h) for h in self.hands]
+
+    # ------------------------------------------------------------------ serialization
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rules": "tiuu", "version": 1, "players": self.players, "seed": self.seed,
+            "options": dict(self.options), "game": self.game, "first": self.first, "turn": self.turn,
+            "phase": self.phase, "pending": self.pending,
+            "hands": [h[:] for h in self.hands], "pool": self.pool[:],
+            "catches": [c[:] for c in self.catches], "down": list(self.down[self.dpos:]),
+            "stacks": [[f, self.upc[f]] for f in self.upf],
+            "known": [k[:] for k in self.known], "caps": [c[:] for c in self.caps],
+            "points": self.points[:], "deals": [dict(d) for d in self.deals],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TiuUState:
+        if d.get("rules") != "tiuu" or d.get("version") != 1:
+            raise BadState("not a version-1 tiuu state")
+        try:
+            n = d["players"]
+            opts = get_rules("tiuu").validate_options(d["options"], n)
+            st = cls.__new__(cls)
+            st._init_common(n, int(d["seed"]), opts)
+            st.game = int(d["game"])
+            st.first = int(d["first"])
+            st.turn = int(d["turn"])
+            st.phase = int(d["phase"])
+            st.pending = int(d["pending"])
+            st.hands = [[int(x) for x in h] for h in d["hands"]]
+            st.pool = [int(x) for x in d["pool"]]
+            st.catches = [[int(x) for x in c] for c in d["catches"]]
+            st.down = tuple(int(x) for x in d["down"])
+            st.dpos = 0
+            st.upf = [int(f) for f, _ in d["stacks"]]
+            st.upc = [0] * NF
+            for f, k in d["stacks"]:
+                st.upc[int(f)] = int(k)
+            st.known = [[int(x) for x in k] for k in d["known"]]
+            st.caps = [[int(x) for x in c] for c in d["caps"]]
+            st.points = [int(x) for x in d["points"]]
+            st.deals = [dict(x) for x in d["deals"]]
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise BadState(f"unreadable tiuu state: {e}") from None
+        vectors = [st.pool, st.upc, *st.hands, *st.catches, *st.known, *st.caps]
+        if (len(st.hands) != n or len(st.catches) != n or len(st.points) != n
+                or any(len(v) != NF for v in vectors)):
+            raise BadState("tiuu state has the wrong shape")
+        st.hsize = [sum(h) for h in st.hands]
+        st.played = [sum(c[f] for c in st.catches) + st.upc[f] for f in FACES]
+        st.nstock = len(st.down) + sum(st.upc)
+        return st
+
+    def clone(self) -> TiuUState:
+        c = object.__new__(TiuUState)
+        c.players = self.players
+        c.seed = self.seed
+        c.options = self.options  # never mutated after construction
+        c.games = self.games
+        c.extra = self.extra
+        c.classic = self.classic
+        c.match = self.match
+        c.game = self.game
+        c.first = self.first
+        c.turn = self.turn
+        c.phase = self.phase
+        c.pending = self.pending
+        c.hands = [h[:] for h in self.hands]
+        c.hsize = self.hsize[:]
+        c.pool = self.pool[:]
+        c.catches = [x[:] for x in self.catches]
+        c.played = self.played[:]
+        c.down = self.down  # immutable tuple: shared
+        c.dpos = self.dpos
+        c.upf = self.upf[:]
+        c.upc = self.upc[:]
+        c.nstock = self.nstock
+        c.known = [k[:] for k in self.known]
+        c.caps = [k[:] for k in self.caps]
+        c.points = self.points[:]
+        c.deals = self.deals[:]  # finished summaries are never mutated
+        return c
+
+    # ------------------------------------------------------------------ moves
+
+    @property
+    def to_move(self) -> Seat | None:
+        return None if self.phase == OVER else self.turn
+
+    def legal_moves(self) -> list[Move]:
+        phase = self.phase
+        pool = self.pool
+        if phase == CHOOSE:
+            row = TAKE_MOVES[self.pending]
+            return [row[t] for t in self.match[self.pending] if pool[t]]
+        if phase == OVER:
+            return []
+        hand = self.hands[self.turn]
+        match = self.match
+        out: list[Move] = []
+        specials: list[Move] = []
+        long_stock = self.nstock >= MIN_STOCK
+        played = self.played
+        upc = self.upc
+        for h in FACES:
+            if not hand[h]:
+                continue
+            row = CAPTURE_MOVES[h]
+            for t in match[h]:
+                if pool[t]:
+                    out.append(row[t])
+            if long_stock and pool[h] == 2 and not played[h] and CF_CIVIL[h]:
+                specials.append(TRIPLE_MOVES[h])
+            if upc[h] == 3 and (long_stock or self.classic):
+                specials.append(FOURTH_MOVES[h])
+        if specials:
+            out += specials
+        if not out or self.classic:
+            out.append(FLIP_MOVE)
+        return out
+
+    def canonical_move_id(self, move_id: str) -> str:
+        # tile order carries meaning here (hand or flipped tile first), so only the halves are normalized
+        if not isinstance(move_id, str):
+            raise InvalidMove("a move id is a string")
+        action, sep, rest = move_id.strip().partition(":")
+        if action == "flip" and not rest:
+            return "flip"
+        arity = _ARITY.get(action)
+        if arity is None or not sep:
+            raise InvalidMove(f"{move_id!r} is not a Tiu U move (capture:H+P, take:F+P, triple:T, fourth:T, flip)")
+        parts = rest.split("+")
+        if len(parts) != arity:
+            raise InvalidMove(f"{move_id!r}: {action} names {arity} tile(s)")
+        try:
+            names = [CF_NAME[parse_chinese(p)] for p in parts]
+        except ValueError as e:
+            raise InvalidMove(f"{move_id!r}: {e}") from None
+        return f"{action}:{'+'.join(names)}"
+
+    def _apply(self, move: Move, log: list[Event] | None) -> None:
+        kind, a, b = move.code
+        seat = self.turn
+        if kind == CAPTURE:
+            self._out_of_hand(seat, a)
+            self.pool[b] -= 1
+            self._catch(seat, a, b)
+            if log is not None:
+                log.append(event("capture", seat, hand=CF_NAME[a], pool=CF_NAME[b]))
+        elif kind == TAKE:
+            self.pending = -1
+            self.phase = PART1
+            self.pool[b] -= 1
+            self._catch(seat, a, b)
+            if log is not None:
+                log.append(event("take", seat, flipped=CF_NAME[a], pool=CF_NAME[b]))
+            if self.classic or not self.nstock:
+                self._end_turn(log)
+            else:
+                self._part2(log)
+            return
+        elif kind == TRIPLE:
+            self._out_of_hand(seat, a)
+            self.pool[a] -= 2
+            self.upf.append(a)
+            self.upc[a] = 3
+            self.played[a] += 3
+            self.nstock += 3
+            if log is not None:
+                log.append(event("triple", seat, tile=CF_NAME[a], stack_count=3))
+            self._draw_three(seat, log)
+        elif kind == FOURTH:
+            self._out_of_hand(seat, a)
+            if self.classic:
+                # the fourth copy captures the face-up three: the stack leaves the stock for the catch
+                self.upf.remove(a)
+                self.upc[a] = 0
+                self.nstock -= 3
+                self.catches[seat][a] += 4
+                self.played[a] += 1
+                if log is not None:
+                    log.append(event("fourth", seat, tile=CF_NAME[a], captured=[CF_NAME[a]] * 3))
+            else:
+                self.upc[a] = 4
+                self.played[a] += 1
+                self.nstock += 1
+                if log is not None:
+                    log.append(event("fourth", seat, tile=CF_NAME[a], stack_count=4))
+                self._draw_three(seat, log)
+        else:  # FLIP
+            if not self.classic and self.hsize[seat]:
+                self._note_no_play(seat)
+            if log is not None:
+                log.append(event("no_hand_play", seat))
+        self._part2(log)
+
+    def _out_of_hand(self, seat: Seat, f: Face) -> None:
+        self.hands[seat][f] -= 1
+        self.hsize[seat] -= 1
+        known = self.known[seat]
+        if known[f]:
+            known[f] -= 1
+        else:
+            cap = self.caps[seat]
+            if cap[f]:
+                cap[f] -= 1
+
+    def _catch(self, seat: Seat, a: Face, b: Face) -> None:
+        c = self.catches[seat]
+        c[a] += 1
+        c[b] += 1
+        played = self.played
+        played[a] += 1
+        played[b] += 1
+
+    def _note_no_play(self, seat: Seat) -> None:
+        """Compulsory capture: a seat that skips part 1 with tiles in hand holds nothing that matches the
+        pool, nothing to triple and no fourth copy.  Everyone can infer it, so it bounds determinizations."""
+        cap = self.caps[seat]
+        pool = self.pool
+        match = self.match
+        for t in FACES:
+            if pool[t]:
+                for f in match[t]:
+                    cap[f] = 0
+        if self.nstock >= MIN_STOCK:
+            for f in self.upf:
+                if self.upc[f] == 3:
+                    cap[f] = 0
+
+    def _draw(self) -> tuple[Face, bool]:
+        """Take the right-end stock tile: ``(face, was face up)``."""
+        self.nstock -= 1
+        if self.dpos < len(self.down):
+            f = self.down[self.dpos]
+            self.dpos += 1
+            return f, False
+        f = self.upf[0]
+        self.upc[f] -= 1
+        self.played[f] -= 1
+        if not self.upc[f]:
+            del self.upf[0]
+        return f, True
+
+    def _draw_three(self, seat: Seat, log: list[Event] | None) -> None:
+        hand = self.hands[seat]
+        known = self.known[seat]
+        hidden: list[str] = []
+        public: list[str] = []
+        for _ in range(3):
+            f, up = self._draw()
+            hand[f] += 1
+            if up:
+                known[f] += 1
+                public.append(CF_NAME[f])
+            else:
+                hidden.append(CF_NAME[f])
+        self.hsize[seat] += 3
+        if hidden:
+            # each hidden tile may be any face: loosen what others could infer about this hand
+            k = len(hidden)
+            cap = self.caps[seat]
+            for f in FACES:
+                if cap[f] < NO_CAP:
+                    cap[f] = min(NO_CAP, cap[f] + k)
+        if log is not None:
+            log.append(event("draw", seat, {seat: {"tiles": hidden + public}}, count=3, face_up=public))
+
+    def _part2(self, log: list[Event] | None) -> None:
+        """Turn stock tiles until one stays in the pool, a choice is needed, or the stock runs out."""
+        seat = self.turn
+        pool = self.pool
+        match = self.match
+        while self.nstock:
+            s, up = self._draw()
+            found = -1
+            several = False
+            for t in match[s]:
+                if pool[t]:
+                    if found >= 0:
+                        several = True
+                        break
+                    found = t
+            if log is not None:
+                log.append(event("flip", seat, tile=CF_NAME[s], was_face_up=up))
+            if found < 0:
+                pool[s] += 1
+                break
+            if several:
+                self.pending = s
+                self.phase = CHOOSE
+                return
+            pool[found] -= 1
+            self._catch(seat, s, found)
+            if log is not None:
+                log.append(event("take", seat, flipped=CF_NAME[s], pool=CF_NAME[found]))
+            if self.classic:
+                break
+        self._end_turn(log)
+
+    def _end_turn(self, log: list[Event] | None) -> None:
+        if self.nstock:
+            self.turn = (self.turn + 1) % self.players
+        else:
+            self._end_game(log)
+
+    def _end_game(self, log: list[Event] | None) -> None:
+        n = self.players
+        scored = [catch_scores(c, self.classic) for c in self.catches]
+        raw = [r for r, _ in scored]
+        rounded = [s for _, s in scored]
+        net, payments = settle(rounded)
+        for s in range(n):
+            self.points[s] += net[s]
+        top = max(rounded)
+        winners = [s for s in range(n) if rounded[s] == top]
+        summary: dict[str, Any] = {"game": self.game + 1, "first": self.first, "catches": [_names(c) for c in self.catches],
+                   "raw": raw, "rounded": rounded, "winners": winners if len(winners) < n else [],
+                   "payments": payments, "net": net, "points": self.points[:]}
+        self.deals.append(summary)
+        if log is not None:
+            log.append(event("game_end", None, **summary))
+        if len(self.deals) < self.games:
+            # the winner opens the next game; among tied top scorers the first in turn order from the last opener
+            nxt = next(s for s in ((self.first + k) % n for k in range(n)) if rounded[s] == top)
+            self._deal(self.game + 1, nxt, log)
+        else:
+            self.phase = OVER
+            if log is not None:
+                log.append(event("match_end", None, points=self.points[:]))
+
+    # ------------------------------------------------------------------ information
+
+    def view(self, seat: Seat | None) -> dict[str, Any]:
+        n = self.players
+        seats = []
+        for s in range(n):
+            raw, rounded = catch_scores(self.catches[s], self.classic)
+            seats.append({"seat": s, "hand_size": self.hsize[s], "score": self.points[s],
+                          "catch": _names(self.catches[s]), "catch_points": raw, "catch_rounded": rounded,
+                          "known_hand": _names(self.known[s])})
+        # stacks listed from the left end of the stock (newest first), with the tiles to their left
+        stacks = []
+        offset = 0
+        for f in reversed(self.upf):
+            stacks.append({"tile": CF_NAME[f], "count": self.upc[f], "from_left": offset})
+            offset += self.upc[f]
+        table = {"game": self.game + 1, "games": self.games, "profile": self.options["profile"],
+                 "supreme_extra": self.extra, "first": self.first,
+                 "part": 2 if self.phase == CHOOSE else 1, "pool": _names(self.pool),
+                 "flipped": CF_NAME[self.pending] if self.pending >= 0 else None,
+                 "stock_size": self.nstock, "stock_face_down": len(self.down) - self.dpos,
+                 "stacks": stacks}
+        return {"rules": "tiuu", "players": n, "to_move": self.to_move, "finished": self.phase == OVER,
+                "you": seat, "hand": None if seat is None else _names(self.hands[seat]),
+                "seats": seats, "table": table, "result": self.result() if self.phase == OVER else None}
+
+    def determinize(self, seat: Seat, rng: random.Random) -> TiuUState:
+        w = self.clone()
+        w.seed = rng.getrandbits(63)
+        if self.phase == OVER:
+            return w
+        n = self.players
+        unseen = list(TOTAL)
+        own = self.hands[seat]
+        for f in FACES:
+            unseen[f] -= self.pool[f] + self.played[f] + own[f]
+        if self.pending >= 0:
+            unseen[self.pending] -= 1
+        others = [s for s in range(n) if s != seat]
+        need = []
+        for s in others:
+            k = self.known[s]
+            for f in FACES:
+                unseen[f] -= k[f]
+            need.append(self.hsize[s] - sum(k))
+        flat = [f for f in FACES for _ in range(unseen[f])]
+        rng.shuffle(flat)
+        hidden = self._assign(flat, others, need, rng)
+        for s, tiles in zip(others, hidden, strict=True):
+            hand = self.known[s][:]
+            for f in tiles:
+                hand[f] += 1
+            w.hands[s] = hand
+        w.down = tuple(flat[sum(need):][:len(self.down) - self.dpos])
+        w.dpos = 0
+        return w
+
+    def _assign(self, flat: list[Face], others: list[Seat], need: list[int],
+                rng: random.Random) -> list[list[Face]]:
+        """Deal the shuffled unseen tiles into the other hands within their caps; ``flat`` is reordered so
+        that its first ``sum(need)`` tiles are the hands' and the rest is the stock in draw order."""
+        caps = [self.caps[s] for s in others]
+        for _ in range(30):
+            hands: list[list[Face]] = [[] for _ in others]
+            counts = [[0] * NF for _ in others]
+            rest: list[Face] = []
+            for f in flat:
+                for i, cap in enumerate(caps):
+                    if len(hands[i]) < need[i] and counts[i][f] < cap[f]:
+                        hands[i].append(f)
+                        counts[i][f] += 1
+                        break
+                else:
+                    rest.append(f)
+            if all(len(h) == k for h, k in zip(hands, need, strict=True)):
+                flat[:] = [f for h in hands for f in h] + rest
+                return hands
+            rng.shuffle(flat)
+        return self._assign_by_flow(flat, caps, need, rng)
+
+    @staticmethod
+    def _assign_by_flow(flat: list[Face], caps: list[list[int]], need: list[int],
+                        rng: random.Random) -> list[list[Face]]:
+        """Exact fallback when random dealing keeps failing tight caps: unit augmenting paths on
+        faces -> hands (a tiny transportation problem); the true deal proves a solution exists."""
+        supply = [0] * NF
+        for f in flat:
+            supply[f] += 1
+        m = len(need)
+        flow = [[0] * NF for _ in range(m)]
+        used = [0] * NF
+        filled = [0] * m
+
+        def augment(i: int, seen: set[tuple[int, int]]) -> bool:
+            # hand i wants one more tile: a free unit of some face, or one taken back from another hand
+            for f in FACES:
+                if flow[i][f] >= caps[i][f] or (i, f) in seen:
+                    continue
+                seen.add((i, f))
+                if used[f] < supply[f]:
+                    used[f] += 1
+                    flow[i][f] += 1
+                    return True
+                for j in range(m):
+                    if j != i and flow[j][f] and (j, f) not in seen:
+                        flow[j][f] -= 1
+                        if augment(j, seen):
+                            flow[i][f] += 1
+                            return True
+                        flow[j][f] += 1
+            return False
+
+        for i in range(m):
+            while filled[i] < need[i]:
+                if not augment(i, set()):
+                    raise BadState("no deal of the unseen tiles fits what the players revealed")
+                filled[i] += 1
+        hands = [[f for f in FACES for _ in range(flow[i][f])] for i in range(m)]
+        left = supply[:]
+        for h in hands:
+            for f in h:
+                left[f] -= 1
+        rest = [f for f in FACES for _ in range(left[f])]
+        rng.shuffle(rest)
+        flat[:] = [f for h in hands for f in h] + rest
+        return hands
+
+    # ------------------------------------------------------------------ scoring
+
+    @property
+    def deals_done(self) -> int:
+        return len(self.deals)
+
+    def running_payoffs(self) -> list[float]:
+        return [float(p) for p in self.points]
+
+    def result(self) -> dict[str, Any]:
+        return {"reason": "all games played" if self.phase == OVER else None,
+                "scores": self.points[:], "payoffs": self.running_payoffs(),
+                "ranking": ranking_from([float(p) for p in self.points]),
+                "deals": [dict(d) for d in self.deals]}
+
+
+register(RuleSet(
+    id="tiuu",
+    title="Tiu U (fishing)",
+    min_players=2,
+    max_players=3,
+    options=(
+        Option("games", int, 1, "games in the match; points (net payments) accumulate", minimum=1, maximum=100),
+        Option("supreme_extra", bool, False, "4-2 also matches every 6-pip tile and 2-1 also matches 2-1"),
+        Option("profile", str, "seed", "seed: seed 000's rules; classic: one flip per turn, optional capture, "
+               "only the small-fish sum rounded, the fourth tile captures the face-up three",
+               choices=("seed", "classic")),
+    ),
+    state_class=TiuUState,
+    description="Chinese domino fishing game with a double set: pair tiles of equal pips from hand and stock; "
+                "big fish score 2 per pip, small fish their red pips (seed 000).",
+    default_players=2,
+    variants=((2, {"profile": "classic"}), (3, {"profile": "classic"}), (2, {"supreme_extra": True}),
+              (2, {"games": 2}), (3, {"games": 2})),
+))
