@@ -1,0 +1,715 @@
+"""Tien Gow (天九), four players, seeds 001/004: ``shared/rules/tiengow.md`` §0–§12 and the options and
+decisions of ``shared/rules/README.md``.  The user-facing rules page is ``docs/rules/tiengow.md``.
+
+What is implemented, with the section it comes from:
+
+* Deal (§2): each deal shuffles the 32 tiles with ``random.Random(f"{seed}/{deal}")`` (``deal`` counts from 0)
+  and gives 8 to each seat.  The first banker is drawn from the same generator of deal 0; a later deal's
+  banker is the previous deal's last-trick winner.  The banker leads the first trick.
+* Seats are numbered in turn order: the next player is ``seat + 1 (mod 4)`` (README decision; this fixes the
+  counter-clockwise direction of §1).
+* Leads (§3, §4): singles, civil pairs, military pairs, the Supreme (4-2 + 2-1), mixed pairs, both kinds of
+  mixed triples (2 civil + 1 military, 1 civil + 2 military) and mixed quartets.  The *type key* is the group
+  type, which already fixes the civil/military counts.
+* Following (§5): a follower either beats the current high group (same type key, strictly higher rank, played
+  face up: ``play:...``) or discards any ``n`` tiles face down (``discard:...``, one move per distinct multiset
+  of faces).  Ties lose, so an equal group is only available as a discard.  Discarding a group that could beat
+  is allowed (SEED).
+* The Supreme (§6) wins only when led; a follower holding both tiles can only discard them.
+* Early death (§7, option ``early_death``): on a singleton last trick, a follower with no column has only the
+  discard of his last tile.
+* Columns (§5): the trick winner gets ``n`` columns and leads next.
+* Immediate payments (§9.1): Supreme 2, quartet 4 from each opponent, ×2 when the winner or the payer is the
+  banker; option ``supreme_money_on_last_trick`` (false: a Supreme winning the last trick earns no Supreme
+  money, [WIKI-ZH] 包尊).  Quartet money is always paid.
+* Final settlement (§9.2–§9.5 exactly): ``a = 5 if c == 0 else 4 - c``, banker doubling (option
+  ``banker_excess_doubled``), final-group multipliers (quartet, Supreme, single 2-1 winning), sweep ×2, and the
+  Little-Three capture with option ``capture_multiplier`` (multiplies only what the captured leader pays for
+  the two uninvolved players).
+* Profile ``classic`` (§12): no immediate payments, no final-group multipliers, no capture; the banker factor
+  escalates: ×2 for a new banker, ×3 after the banker won one deal as banker, ×4 after two, ... and resets when
+  he loses the bank.  INTERPRETATIONS for how ``classic`` meets the other options:
+  - the sweep ×2 is kept (README lists only immediate payments, final-group multipliers and capture as removed);
+  - ``early_death`` and ``banker_excess_doubled`` keep their meaning (with ``false`` a losing banker's excess
+    is paid at ×1 instead of the escalated factor);
+  - ``supreme_money_on_last_trick`` and ``capture_multiplier`` have nothing to act on, so a non-default value
+    with ``classic`` is refused with ``BadOptions`` naming the option rather than silently ignored.
+  - escalation needs several deals: with ``deals`` 1 the factor is always ×2.
+* Match (§10, README): ``deals`` deals; points are cumulative net points; the ranking is by points.
+
+Hidden information: face-down discards are seen only by their owner; every other seat sees their count.
+``determinize`` resamples the other seats' hands and face-down discards from the tiles the seat has not seen.
+
+Speed: hands are sorted tuples of face ids; legal move lists and hand-after-move tuples are cached in
+module-level dicts; moves are interned ``Move`` objects whose ``code`` carries
+``(face_up, faces, group type, rank, situation key)``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
+from engine.exceptions import BadOptions, BadState
+from engine.game import Event, Move, Option, RuleSet, Seat, State, event, ranking_from, register
+from engine.tiles import (
+    BIG_SIX,
+    CF_CIVIL,
+    CF_COPIES,
+    CF_HI,
+    CF_LO,
+    CF_MILITARY_CLASS,
+    CF_NAME,
+    CF_STRENGTH,
+    EARTH,
+    FACES,
+    GOOSE,
+    HEAVEN,
+    LITTLE_THREE,
+    MAN,
+    MILITARY_FACES,
+    Face,
+    chinese_set,
+    parse_chinese,
+)
+
+PLAYERS = 4
+HAND_SIZE = 8
+
+# --------------------------------------------------------------------------- groups (§3)
+
+# Group types; each fixes the type key (type, C, M) of §4.
+SINGLE_CIVIL, SINGLE_MILITARY, PAIR_CIVIL, PAIR_MILITARY, SUPREME, MIXED_PAIR, TRIPLE_2C1M, TRIPLE_1C2M, QUARTET = (
+    range(9))
+GROUP_TYPE_NAMES: tuple[str, ...] = (
+    "civil_single", "military_single", "civil_pair", "military_pair", "supreme", "mixed_pair",
+    "triple_2c1m", "triple_1c2m", "quartet")
+
+#: mixed-group families (§3): civil face, its military class, family strength (Heaven-nine highest)
+_FAMILIES: tuple[tuple[Face, int, int], ...] = ((HEAVEN, 9, 4), (EARTH, 8, 3), (MAN, 7, 2), (GOOSE, 5, 1))
+
+
+def _military_of_class(cls: int) -> tuple[Face, ...]:
+    return tuple(f for f in MILITARY_FACES if CF_MILITARY_CLASS[f] == cls)
+
+
+def _build_groups() -> list[tuple[tuple[Face, ...], int, int]]:
+    """Every legal group as (faces sorted by id, type, rank within the type; larger = better)."""
+    out: list[tuple[tuple[Face, ...], int, int]] = []
+    for f in FACES:
+        out.append(((f,), SINGLE_CIVIL if CF_CIVIL[f] else SINGLE_MILITARY, CF_STRENGTH[f]))
+    for f in FACES:
+        if CF_CIVIL[f]:
+            out.append(((f, f), PAIR_CIVIL, CF_STRENGTH[f]))
+    for cls in (9, 8, 7, 5):
+        a, b = _military_of_class(cls)
+        out.append(((a, b), PAIR_MILITARY, cls))
+    out.append(((BIG_SIX, LITTLE_THREE), SUPREME, 0))
+    for civil, cls, rank in _FAMILIES:
+        for m in _military_of_class(cls):
+            out.append(((civil, m), MIXED_PAIR, rank))
+    for civil, cls, rank in _FAMILIES:
+        for m in _military_of_class(cls):
+            out.append(((civil, civil, m), TRIPLE_2C1M, rank))
+    for civil, cls, rank in _FAMILIES:
+        out.append((tuple(sorted((civil, *_military_of_class(cls)))), TRIPLE_1C2M, rank))
+    for civil, cls, rank in _FAMILIES:
+        out.append((tuple(sorted((civil, civil, *_military_of_class(cls)))), QUARTET, rank))
+    return out
+
+
+_GROUP_LIST = _build_groups()
+#: faces (sorted by id) -> (type, rank) for every legal group
+GROUPS: dict[tuple[Face, ...], tuple[int, int]] = {g: (t, r) for g, t, r in _GROUP_LIST}
+_GROUP_NEEDS: list[tuple[tuple[Face, ...], int, int, tuple[tuple[Face, int], ...]]] = [
+    (g, t, r, tuple(Counter(g).items())) for g, t, r in _GROUP_LIST]
+
+_LEAD = -1  # situation key: the player to move leads
+_DEAD = -2  # situation key: early death, only the discard of the last tile
+
+
+def _sit(gtype: int, rank: int) -> int:
+    """Situation key of a follower facing a high group of ``gtype``/``rank`` (a small int for cache keys)."""
+    return gtype * 32 + rank
+
+
+def _sort_key(f: Face) -> tuple[int, int]:
+    return (-CF_HI[f], -CF_LO[f])
+
+
+def tile_names(faces: Sequence[Face]) -> list[str]:
+    """Tiles in canonical id order (higher halves first, as ``State.sort_tiles``)."""
+    return [CF_NAME[f] for f in sorted(faces, key=_sort_key)]
+
+
+def hand_names(faces: Sequence[Face]) -> list[str]:
+    """A hand for display, strongest face first (face id order)."""
+    return [CF_NAME[f] for f in sorted(faces)]
+
+
+# --------------------------------------------------------------------------- interned moves and caches
+
+_MOVES: dict[tuple[int, tuple[Face, ...]], Move] = {}
+
+
+def _move(up: int, faces: tuple[Face, ...]) -> Move:
+    m = _MOVES.get((up, faces))
+    if m is None:
+        names = tuple(tile_names(faces))
+        action = "play" if up else "discard"
+        gtype, rank = GROUPS[faces] if up else (-1, 0)
+        m = Move(f"{action}:{'+'.join(names)}", action, names,
+                 code=(up, faces, gtype, rank, _sit(gtype, rank) if up else _LEAD))
+        _MOVES[(up, faces)] = m
+    return m
+
+
+#: (hand, situation) -> legal moves; bounded, cleared when full (a search revisits few hands per deal)
+_LEGAL: dict[tuple[tuple[Face, ...], int], list[Move]] = {}
+#: (hand, faces played) -> the hand afterwards
+_AFTER: dict[tuple[tuple[Face, ...], tuple[Face, ...]], tuple[Face, ...]] = {}
+_CACHE_LIMIT = 200_000  # entries per cache: a few tens of MB at most
+
+
+def _contains(counts: Counter[Face], needs: tuple[tuple[Face, int], ...]) -> bool:
+    return all(counts[f] >= k for f, k in needs)
+
+
+def _generate(hand: tuple[Face, ...], sit: int) -> list[Move]:
+    if sit == _LEAD:
+        counts = Counter(hand)
+        return [_move(1, g) for g, _t, _r, needs in _GROUP_NEEDS if _contains(counts, needs)]
+    if sit == _DEAD:
+        return [_move(0, hand)]
+    gtype, rank = divmod(sit, 32)
+    n = len(next(g for g, t, _r, _n in _GROUP_NEEDS if t == gtype))
+    counts = Counter(hand)
+    out = [_move(1, g) for g, t, r, needs in _GROUP_NEEDS
+           if t == gtype and r > rank and _contains(counts, needs)]
+    out.extend(_move(0, c) for c in dict.fromkeys(combinations(hand, n)))
+    return out
+
+
+def _remove(hand: tuple[Face, ...], faces: tuple[Face, ...]) -> tuple[Face, ...]:
+    rest = list(hand)
+    for f in faces:
+        rest.remove(f)
+    return tuple(rest)
+
+
+# --------------------------------------------------------------------------- options
+
+OPTIONS = (
+    Option("deals", int, 1, "number of deals; points are cumulative and the bank passes to the last-trick winner",
+           minimum=1, maximum=100),
+    Option("profile", str, "seed", "'seed' (seeds 001/004) or 'classic' (tiengow.md §12: no immediate payments, "
+           "no final-group multipliers, no capture rule, banker escalation)", choices=("seed", "classic")),
+    Option("early_death", bool, True, "on a singleton last trick a player without a column must discard (§7)"),
+    Option("supreme_money_on_last_trick", bool, True,
+           "a Supreme winning the last trick still collects its immediate payment (§9.1)"),
+    Option("banker_excess_doubled", bool, True,
+           "a losing banker with 5-6 columns receives his excess with the banker factor (§9.2)"),
+    Option("capture_multiplier", int, 1, "factor on what a captured Little-Three leader pays for the other two "
+           "players (§9.4)", choices=(1, 2, 4)),
+)
+
+#: payer, payee, amount, reason, trick number, the seat whose debt it is (differs from payer only in a capture)
+Payment = tuple[int, int, int, str, int, int]
+Play = tuple[int, int, tuple[Face, ...]]  # seat, face up (1) or down (0), faces
+Trick = tuple[int, int, tuple[Play, ...]]  # leader, winner, plays
+
+
+def _payment_dict(p: Payment) -> dict[str, Any]:
+    return {"from": p[0], "to": p[1], "amount": p[2], "reason": p[3], "trick": p[4], "for": p[5]}
+
+
+def _payment_from(d: Mapping[str, Any]) -> Payment:
+    return (int(d["from"]), int(d["to"]), int(d["amount"]), str(d["reason"]), int(d["trick"]), int(d["for"]))
+
+
+class TienGowState(State):
+    """One Tien Gow match (``deals`` deals, four players)."""
+
+    __slots__ = (
+        "_high_faces", "_high_rank", "_high_seat", "_high_type", "_n", "_sit", "_turn", "banker", "columns",
+        "cur", "deal_no", "hands", "leader", "options", "payments", "players", "points", "seed", "streak",
+        "summaries", "tricks",
+    )
+
+    deal_no: int  # finished deals; the current deal is number deal_no + 1
+    banker: int
+    streak: int  # deals the banker has already won in a row as banker (classic escalation)
+    leader: int
+    _turn: int  # seat to move, -1 when the match is over
+    hands: list[tuple[Face, ...]]  # sorted face ids
+    columns: list[int]
+    points: list[int]  # cumulative net points, immediate payments included
+    payments: tuple[Payment, ...]  # this deal's immediate payments
+    summaries: tuple[dict[str, Any], ...]  # one per finished deal
+    tricks: tuple[Trick, ...]  # finished tricks of this deal
+    cur: tuple[Play, ...]  # the trick being played
+    _n: int  # trick size, 0 before the lead
+    _sit: int  # situation key of the player to move (_LEAD or the high group's)
+    _high_seat: int
+    _high_type: int
+    _high_rank: int
+    _high_faces: tuple[Face, ...]
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any], players: int) -> None:
+        if options["profile"] == "classic":
+            if not options["supreme_money_on_last_trick"]:
+                raise BadOptions("option 'supreme_money_on_last_trick' has no effect with profile 'classic' "
+                                 "(no immediate payments)", "supreme_money_on_last_trick")
+            if options["capture_multiplier"] != 1:
+                raise BadOptions("option 'capture_multiplier' has no effect with profile 'classic' "
+                                 "(no capture rule)", "capture_multiplier")
+
+    @classmethod
+    def new(cls, players: int, seed: int, options: dict[str, Any]) -> TienGowState:
+        s = cls._blank(seed, options)
+        s._deal(-1)
+        return s
+
+    @classmethod
+    def _blank(cls, seed: int, options: dict[str, Any]) -> TienGowState:
+        s = object.__new__(cls)
+        s.players = PLAYERS
+        s.seed = seed
+        s.options = dict(options)
+        s.deal_no = 0
+        s.banker = 0
+        s.streak = 0
+        s.leader = 0
+        s._turn = 0
+        s.hands = [(), (), (), ()]
+        s.columns = [0, 0, 0, 0]
+        s.points = [0, 0, 0, 0]
+        s.payments = ()
+        s.summaries = ()
+        s.tricks = ()
+        s.cur = ()
+        s._reset_trick()
+        return s
+
+    @classmethod
+    def from_position(cls, hands: Sequence[Sequence[str]], *, banker: int, leader: int | None = None,
+                      columns: Sequence[int] = (0, 0, 0, 0), options: Mapping[str, Any] | None = None,
+                      seed: int = 0, streak: int = 0) -> TienGowState:
+        """A state at the start of a trick with chosen hands (tests and worked examples).  The tiles not in
+        any hand count as already played; ``columns`` are those won so far in this deal."""
+        opts = RULES_ENTRY.validate_options(options, PLAYERS)
+        s = cls._blank(seed, opts)
+        parsed = [tuple(sorted(parse_chinese(t) for t in h)) for h in hands]
+        if len(parsed) != PLAYERS or len({len(h) for h in parsed}) != 1 or not parsed[0]:
+            raise ValueError("four hands of the same, non-zero size")
+        have = Counter(f for h in parsed for f in h)
+        if any(have[f] > CF_COPIES[f] for f in have):
+            raise ValueError("more copies of a tile than the set holds")
+        s.hands = parsed
+        s.banker = banker
+        s.streak = streak
+        s.leader = s._turn = banker if leader is None else leader
+        s.columns = list(columns)
+        return s
+
+    def _deal(self, winner: int) -> None:
+        """Shuffle and deal deal number ``self.deal_no``; ``winner`` = previous last-trick winner (-1: first)."""
+        rng = random.Random(f"{self.seed}/{self.deal_no}")
+        tiles = chinese_set()
+        rng.shuffle(tiles)
+        self.hands = [tuple(sorted(tiles[i * HAND_SIZE:(i + 1) * HAND_SIZE])) for i in range(PLAYERS)]
+        if winner < 0:
+            self.banker = rng.randrange(PLAYERS)
+        else:
+            self.banker = winner
+        self.leader = self._turn = self.banker
+        self.columns = [0, 0, 0, 0]
+        self.payments = ()
+        self.tricks = ()
+        self.cur = ()
+        self._reset_trick()
+
+    def _reset_trick(self) -> None:
+        self._n = 0
+        self._sit = _LEAD
+        self._high_seat = -1
+        self._high_type = -1
+        self._high_rank = 0
+        self._high_faces = ()
+
+    def clone(self) -> TienGowState:
+        c = object.__new__(TienGowState)
+        c.players = self.players
+        c.seed = self.seed
+        c.options = self.options  # never mutated after construction
+        c.deal_no = self.deal_no
+        c.banker = self.banker
+        c.streak = self.streak
+        c.leader = self.leader
+        c._turn = self._turn
+        c.hands = self.hands[:]
+        c.columns = self.columns[:]
+        c.points = self.points[:]
+        c.payments = self.payments  # tuples: shared until replaced
+        c.summaries = self.summaries
+        c.tricks = self.tricks
+        c.cur = self.cur
+        c._n = self._n
+        c._sit = self._sit
+        c._high_seat = self._high_seat
+        c._high_type = self._high_type
+        c._high_rank = self._high_rank
+        c._high_faces = self._high_faces
+        return c
+
+    # ------------------------------------------------------------------ serialization
+
+    def to_dict(self) -> dict[str, Any]:
+        def plays(ps: tuple[Play, ...]) -> list[list[Any]]:
+            return [[seat, up, tile_names(f)] for seat, up, f in ps]
+
+        return {
+            "rules": "tiengow", "format": 1, "players": self.players, "seed": self.seed,
+            "options": dict(self.options), "deal_no": self.deal_no, "banker": self.banker,
+            "streak": self.streak, "leader": self.leader, "to_move": self.to_move,
+            "hands": [hand_names(h) for h in self.hands], "columns": list(self.columns),
+            "points": list(self.points), "payments": [_payment_dict(p) for p in self.payments],
+            "tricks": [[ld, w, plays(ps)] for ld, w, ps in self.tricks], "trick": plays(self.cur),
+            "deals": [dict(d) for d in self.summaries],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TienGowState:
+        if d.get("rules") != "tiengow" or d.get("format") != 1:
+            raise BadState("not a stored tiengow state of format 1")
+        try:
+            opts = RULES_ENTRY.validate_options(d["options"], int(d["players"]))
+            s = cls._blank(int(d["seed"]), opts)
+            s.deal_no = int(d["deal_no"])
+            s.banker = int(d["banker"])
+            s.streak = int(d["streak"])
+            s.leader = int(d["leader"])
+            to_move = d["to_move"]
+            s._turn = -1 if to_move is None else int(to_move)
+
+            def faces(names: Sequence[str]) -> tuple[Face, ...]:
+                return tuple(sorted(parse_chinese(t) for t in names))
+
+            def plays(ps: Sequence[Sequence[Any]]) -> tuple[Play, ...]:
+                return tuple((int(p[0]), int(p[1]), faces(p[2])) for p in ps)
+
+            s.hands = [faces(h) for h in d["hands"]]
+            s.columns = [int(c) for c in d["columns"]]
+            s.points = [int(p) for p in d["points"]]
+            s.payments = tuple(_payment_from(p) for p in d["payments"])
+            s.tricks = tuple((int(t[0]), int(t[1]), plays(t[2])) for t in d["tricks"])
+            s.cur = plays(d["trick"])
+            s.summaries = tuple(dict(x) for x in d["deals"])
+            for seat, up, fs in s.cur:
+                if up:
+                    s._set_high(seat, fs)
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise BadState(f"unreadable tiengow state: {e!r}") from None
+        return s
+
+    def _set_high(self, seat: int, faces: tuple[Face, ...]) -> None:
+        gtype, rank = GROUPS[faces]
+        if not self._n:
+            self._n = len(faces)
+        self._high_seat = seat
+        self._high_type = gtype
+        self._high_rank = rank
+        self._high_faces = faces
+        self._sit = _sit(gtype, rank)
+
+    # ------------------------------------------------------------------ moves
+
+    @property
+    def to_move(self) -> Seat | None:
+        return None if self._turn < 0 else self._turn
+
+    @property
+    def finished(self) -> bool:
+        return self._turn < 0
+
+    def legal_moves(self) -> list[Move]:
+        t = self._turn
+        if t < 0:
+            return []
+        hand = self.hands[t]
+        sit = self._sit
+        # §7: the last trick is a singleton trick exactly when the followers hold one tile each
+        if sit != _LEAD and len(hand) == 1 and self.columns[t] == 0 and self.options["early_death"]:
+            sit = _DEAD
+        key = (hand, sit)
+        moves = _LEGAL.get(key)
+        if moves is None:
+            if len(_LEGAL) > _CACHE_LIMIT:
+                _LEGAL.clear()
+            moves = _LEGAL[key] = _generate(hand, sit)
+        # a copy: callers may sort or shuffle the list without corrupting the shared cache
+        return moves[:]
+
+    def _apply(self, move: Move, log: list[Event] | None) -> None:
+        up, faces, gtype, rank, sit = move.code
+        s = self._turn
+        hand = self.hands[s]
+        key = (hand, faces)
+        after = _AFTER.get(key)
+        if after is None:
+            if len(_AFTER) > _CACHE_LIMIT:
+                _AFTER.clear()
+            after = _AFTER[key] = _remove(hand, faces)
+        self.hands[s] = after
+        if up:
+            if not self.cur:
+                self._n = len(faces)
+            self._high_seat = s
+            self._high_type = gtype
+            self._high_rank = rank
+            self._high_faces = faces
+            self._sit = sit
+        self.cur += ((s, up, faces),)
+        if log is not None:
+            names = tile_names(faces)
+            if up:
+                log.append(event("lead" if len(self.cur) == 1 else "beat", s, tiles=names, face_up=True,
+                                 count=len(faces), group=GROUP_TYPE_NAMES[gtype]))
+            else:
+                log.append(event("discard", s, secret={s: {"tiles": names}}, face_up=False, count=len(faces)))
+        if len(self.cur) == PLAYERS:
+            self._end_trick(log)
+        else:
+            self._turn = (s + 1) % PLAYERS
+
+    def _end_trick(self, log: list[Event] | None) -> None:
+        w = self._high_seat
+        n = self._n
+        self.columns[w] += n
+        self.tricks += ((self.leader, w, self.cur),)
+        last = not self.hands[w]
+        gtype = self._high_type
+        if log is not None:
+            log.append(event("trick_won", w, tiles=tile_names(self._high_faces), columns=n,
+                             trick=len(self.tricks)))
+        if gtype in (SUPREME, QUARTET) and self.options["profile"] == "seed":
+            self._immediate(w, gtype, last, log)
+        self.cur = ()
+        self._reset_trick()
+        self.leader = self._turn = w
+        if last:
+            self._end_deal(w, log)
+
+    def _immediate(self, w: int, gtype: int, last: bool, log: list[Event] | None) -> None:
+        """§9.1: Supreme 2, quartet 4 from each opponent, ×2 when the banker is involved."""
+        if gtype == SUPREME:
+            if last and not self.options["supreme_money_on_last_trick"]:
+                return
+            unit, reason = 2, "supreme"
+        else:
+            unit, reason = 4, "quartet"
+        trick = len(self.tricks)
+        new: list[Payment] = []
+        for q in range(PLAYERS):
+            if q != w:
+                amount = unit * (2 if self.banker in (w, q) else 1)
+                new.append((q, w, amount, reason, trick, q))
+        self._pay(new, log)
+
+    def _pay(self, payments: list[Payment], log: list[Event] | None) -> None:
+        for payer, payee, amount, _reason, _trick, _for in payments:
+            self.points[payer] -= amount
+            self.points[payee] += amount
+        self.payments += tuple(payments)
+        if log is not None:
+            for p in payments:
+                log.append(event("payment", p[0], **_payment_dict(p)))
+
+    # ------------------------------------------------------------------ settlement (§9.2–§9.5)
+
+    def banker_factor(self) -> int:
+        """×2 (seed); classic escalation: ×2 for a new banker, +1 per deal he has already won as banker."""
+        return 2 + self.streak if self.options["profile"] == "classic" else 2
+
+    def settlement(self) -> tuple[list[Payment], int, bool]:
+        """The final payments of the finished deal (§9.5), its multiplier and whether the capture applied."""
+        leader, w, plays = self.tricks[-1]
+        g = self._last_group()
+        gtype, _rank = GROUPS[g]
+        opts = self.options
+        seed_profile = opts["profile"] == "seed"
+        cols = self.columns
+        b = self.banker
+        bf = self.banker_factor()
+        mult = 1
+        if seed_profile and (gtype in (QUARTET, SUPREME) or g == (LITTLE_THREE,)):
+            mult *= 2
+        if cols[w] == 2 * PLAYERS:
+            mult *= 2
+        lead_faces = plays[0][2]
+        capture = (seed_profile and len(lead_faces) == 1 and lead_faces == (LITTLE_THREE,)
+                   and g == (BIG_SIX,) and w != leader)
+        trick = len(self.tricks)
+        out: list[Payment] = []
+        for p in range(PLAYERS):
+            if p == w:
+                continue
+            a = 5 if cols[p] == 0 else 4 - cols[p]
+            if b in (w, p) and not (p == b and a < 0 and not opts["banker_excess_doubled"]):
+                a *= bf
+            a *= mult
+            if a > 0:
+                if capture and p != leader:
+                    out.append((leader, w, a * opts["capture_multiplier"], "capture", trick, p))
+                else:
+                    out.append((p, w, a, "settlement", trick, p))
+            elif a < 0:
+                out.append((w, p, -a, "settlement", trick, w))
+        return out, mult, capture
+
+    def _last_group(self) -> tuple[Face, ...]:
+        _leader, _w, plays = self.tricks[-1]
+        return [f for _s, up, f in plays if up][-1]
+
+    def _end_deal(self, w: int, log: list[Event] | None) -> None:
+        before = self.points[:]
+        immediate = [_payment_dict(p) for p in self.payments]
+        final, mult, capture = self.settlement()
+        self._pay(final, log)
+        leader = self.tricks[-1][0]
+        g = self._last_group()
+        summary: dict[str, Any] = {
+            "deal": self.deal_no + 1, "banker": self.banker, "banker_factor": self.banker_factor(),
+            "last_trick_leader": leader, "last_trick_winner": w, "last_group": tile_names(g),
+            "last_group_type": GROUP_TYPE_NAMES[GROUPS[g][0]], "columns": list(self.columns),
+            "immediate": immediate, "settlement": [_payment_dict(p) for p in final], "multiplier": mult,
+            "capture": capture,
+            "net": [self.points[i] - before[i] + sum(p["amount"] * ((p["to"] == i) - (p["from"] == i))
+                                                     for p in immediate) for i in range(PLAYERS)],
+        }
+        self.summaries += (summary,)
+        if log is not None:
+            log.append(event("deal_end", None, **summary))
+        self.streak = self.streak + 1 if w == self.banker else 0
+        self.deal_no += 1
+        if self.deal_no >= self.options["deals"]:
+            self._turn = -1
+            if log is not None:
+                log.append(event("match_end", None, points=list(self.points)))
+            return
+        self._deal(w)
+        if log is not None:
+            log.append(event("deal", None, secret={i: {"hand": hand_names(self.hands[i])} for i in range(PLAYERS)},
+                             deal=self.deal_no + 1, banker=self.banker))
+
+    # ------------------------------------------------------------------ information
+
+    def _public_plays(self, plays: tuple[Play, ...], seat: Seat | None) -> list[dict[str, Any]]:
+        out = []
+        for p, up, f in plays:
+            d: dict[str, Any] = {"seat": p, "face_up": bool(up), "count": len(f)}
+            if up or p == seat:
+                d["tiles"] = tile_names(f)
+            out.append(d)
+        return out
+
+    def view(self, seat: Seat | None) -> dict[str, Any]:
+        face_down = [0, 0, 0, 0]
+        for _l, _w, plays in self.tricks:
+            for p, up, f in plays:
+                if not up:
+                    face_down[p] += len(f)
+        for p, up, f in self.cur:
+            if not up:
+                face_down[p] += len(f)
+        seats = [{"seat": i, "hand_size": len(self.hands[i]), "score": self.points[i], "columns": self.columns[i],
+                  "banker": i == self.banker, "discarded": face_down[i]} for i in range(PLAYERS)]
+        table: dict[str, Any] = {
+            "deal": self.deal_no + (0 if self.finished else 1), "deals": self.options["deals"],
+            "banker": self.banker, "banker_factor": self.banker_factor(), "leader": self.leader,
+            "trick_no": len(self.tricks) + (0 if self.finished else 1),
+            "trick": {"size": self._n, "high_seat": None if self._high_seat < 0 else self._high_seat,
+                      "plays": self._public_plays(self.cur, seat)},
+            "tricks": [{"leader": ld, "winner": w, "plays": self._public_plays(ps, seat)}
+                       for ld, w, ps in self.tricks],
+            "columns": list(self.columns), "payments": [_payment_dict(p) for p in self.payments],
+            "points": list(self.points),
+            "last_deal": dict(self.summaries[-1]) if self.summaries else None,
+            "deal_results": [dict(x) for x in self.summaries],
+        }
+        hand = None if seat is None else hand_names(self.hands[seat])
+        discards = None
+        if seat is not None:
+            discards = [tile_names(f) for _l, _w, ps in self.tricks for p, up, f in ps if p == seat and not up]
+            discards += [tile_names(f) for p, up, f in self.cur if p == seat and not up]
+        return {"rules": "tiengow", "players": PLAYERS, "options": dict(self.options), "to_move": self.to_move,
+                "finished": self.finished, "you": seat, "hand": hand, "discards": discards, "seats": seats,
+                "table": table, "result": self.result() if self.finished else None}
+
+    def determinize(self, seat: Seat, rng: random.Random) -> TienGowState:
+        """Other hands and other seats' face-down discards dealt afresh from the tiles ``seat`` has not seen
+        (its hand, its own discards and every face-up tile are known); a new seed for future deals."""
+        known = Counter(self.hands[seat])
+        all_plays = [p for _l, _w, ps in self.tricks for p in ps] + list(self.cur)
+        for p, up, played in all_plays:
+            if up or p == seat:
+                known.update(played)
+        unseen: list[Face] = []
+        for f in FACES:
+            unseen.extend([f] * (CF_COPIES[f] - known[f]))
+        rng.shuffle(unseen)
+        pos = 0
+        w = self.clone()
+        for o in range(PLAYERS):
+            if o != seat:
+                k = len(self.hands[o])
+                w.hands[o] = tuple(sorted(unseen[pos:pos + k]))
+                pos += k
+
+        def redeal(ps: tuple[Play, ...]) -> tuple[Play, ...]:
+            nonlocal pos
+            out = []
+            for p, up, f in ps:
+                if not up and p != seat:
+                    k = len(f)
+                    f = tuple(sorted(unseen[pos:pos + k]))
+                    pos += k
+                out.append((p, up, f))
+            return tuple(out)
+
+        w.tricks = tuple((ld, wn, redeal(ps)) for ld, wn, ps in self.tricks)
+        w.cur = redeal(self.cur)
+        w.seed = rng.getrandbits(63)
+        return w
+
+    # ------------------------------------------------------------------ scoring
+
+    @property
+    def deals_done(self) -> int:
+        return self.deal_no
+
+    def running_payoffs(self) -> list[float]:
+        return [float(p) for p in self.points]
+
+    def result(self) -> dict[str, Any]:
+        return {"reason": f"{self.deal_no} deal(s) played" if self.finished else None,
+                "scores": list(self.points), "payoffs": [float(p) for p in self.points],
+                "ranking": ranking_from([float(p) for p in self.points]),
+                "deals": [dict(d) for d in self.summaries]}
+
+
+RULES_ENTRY = register(RuleSet(
+    id="tiengow", title="Tien Gow", min_players=PLAYERS, max_players=PLAYERS, options=OPTIONS,
+    state_class=TienGowState, default_players=PLAYERS,
+    description="Tien Gow (天九), seeds 001/004: tricks of 1-4 tiles, the last trick decides; columns, "
+                "banker ×2, Supreme and quartet money (shared/rules/tiengow.md).",
+    variants=((4, {"profile": "classic", "deals": 3}), (4, {"deals": 2}),
+              (4, {"early_death": False, "supreme_money_on_last_trick": False, "banker_excess_doubled": False,
+                   "capture_multiplier": 4})),
+))
