@@ -1,0 +1,899 @@
+"""Kozel (Козёл, "Goat"): the Russian draw-domino game of seed 002, individual and team play.
+
+Rules: ``shared/rules/kozel.md`` (seed 002, Latvian translation of a Russian how-to article, with the
+English copy of the same article where the Latvian is garbled) and the decisions of ``shared/rules/README.md``.
+
+Individual play (kozel.md §1-§8): 2-4 players, 7 tiles each for 2 players and 5 for 3-4, the rest is the
+bazaar.  The holder of the highest double leads it (no double dealt: the highest non-double, ordered by
+high half then low half, INTERPRETATION §3), play goes to seat + 1.  A player must play a tile that
+matches an end when he has one; holding ``L-L`` and ``R-R`` (``L != R``) he may lay both in one move.
+With nothing playable he draws (one tile per ``draw`` move, README decision) and, once the bazaar is empty,
+passes.  The round ends when a player goes out or in a *fish* (bazaar empty and nobody can play).  Everybody
+records the pips left in his hand (a lone 0-0 counts 25; option ``zero_zero_always_25``), except that a
+record is only *opened* by an amount of at least ``opening_threshold`` (13); a smaller amount before that
+is lost (option ``carry_unopened``: it hangs and is added to the next amount).  The match ends after the
+round in which somebody reaches ``target`` (101): the highest total is the goat, equal highest share it.
+
+Team play (``teams``, kozel.md §9): four players, partners opposite (seats 0 & 2 against 1 & 3), seven tiles
+each, no bazaar.  The holder of 1-1 leads it in the first round, the previous round's winner leads any tile
+later.  When a player goes out the other side records the sum of its two hands; in a fish the side with the
+smaller total wins and the other records its own total; equal totals are "eggs": nobody records and the
+amount goes to the loser of the next round.  The 13 rule applies per side; the first side to reach the
+target is the pair of goats.
+
+Interpretations where the texts are silent (each documented in ``docs/rules/kozel.md``):
+
+* A drawn playable tile is *not* played automatically: the player's next move plays it.  It is then the only
+  playable tile (the ends have not changed since he drew), so the legal moves are just its placements.
+  Keeping it a separate move lets a frontend show the draw and keeps ``apply`` one step per move.
+* A tile that fits both ends (also when both ends show the same number) may go to either end: both are
+  listed (``play:6-3@left`` and ``play:6-3@right``); the player chooses, as kozel.md §4.1 says.
+* The first tile of a round is laid with its high half on the left.
+* ``next_round_starter = "previous_winner"``: the player who went out leads any tile.  The winner of a fish
+  (individual play) is the player with the smallest hand; ties go to the first of them in turn order,
+  starting with the player who laid the last tile (the one who "made the fish", [KOZ-livegames]).  In team
+  play later rounds are always led by the previous winner (kozel.md §9, so ``next_round_starter`` only
+  concerns individual play); the winner of a team fish is the player of the winning side with the smaller
+  hand (same tie rule); after "eggs" nobody won, so the next round is opened like the first one (1-1).
+* Eggs are added to what the next losing side records before the 13 rule is applied.
+* The first round with ``previous_winner`` (nobody has won yet) is opened by the highest-double rule.
+
+Hidden information.  Hands and the bazaar are hidden; how many tiles each player drew this round is public.
+Every ``draw`` and ``pass`` shows that the player held no tile matching either end at that moment; the forced
+first lead shows that nobody was dealt a tile that ranks above it.  Those facts are kept per seat in a compact
+public form, ``slots``: one forbidden-tile mask per tile of the hand, ordered from the oldest acquisition to
+the newest, stored as "suffix" entries (the mask of slot ``i`` is the OR of ``slots[s][i:]``) so that a void,
+which applies to every tile held at that moment, is one OR into the last entry.  A draw appends a free slot;
+a play removes the strictest slot that allows the played tile (after a draw that is the drawn tile's slot,
+and a tile only a drawn tile can be uses up that draw).  Which held tile was played is not always known;
+this choice is the loosest one that is still exact about what the tile shows, so the constraints stay true
+of the real hand (never too strict) while every revealed void is kept for the tiles it concerns.  ``determinize`` fills the slots of the other seats from the unseen tiles
+with a randomized bipartite matching (most constrained slots first, augmenting paths on dead ends), which
+always finds an assignment when one exists and never gives a seat a tile it has shown it did not hold.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine.exceptions import BadOptions, BadState, InvalidMove
+from engine.game import (
+    Event,
+    Move,
+    Option,
+    RuleSet,
+    Seat,
+    State,
+    event,
+    mean_centered,
+    ranking_from,
+    register,
+)
+from engine.tiles import D_HI, D_LO, D_NAME, D_OTHER, D_PIPS, NUM_DOMINOES, domino, parse_domino
+
+Tile = int  # a double-six tile id (engine.tiles): 0-0 = 0 ... 6-6 = 27
+Mask = int  # a set of tiles as a 28-bit integer
+
+# --------------------------------------------------------------------------- tables (built once)
+
+ALL_TILES: Mask = (1 << NUM_DOMINOES) - 1
+ZERO_ZERO: Tile = domino(0, 0)
+ONE_ONE: Tile = domino(1, 1)
+#: NUM_TILES[n]: the seven tiles that show the number n
+NUM_TILES: tuple[Mask, ...] = tuple(
+    sum(1 << t for t in range(NUM_DOMINOES) if n in (D_HI[t], D_LO[t])) for n in range(7))
+#: who starts (kozel.md §3): doubles from 6-6 down, then non-doubles by high half, then low half
+OPENING_ORDER: tuple[Tile, ...] = (
+    tuple(domino(n, n) for n in range(6, -1, -1))
+    + tuple(domino(h, lo) for h in range(6, 0, -1) for lo in range(h - 1, -1, -1)))
+#: OUTRANKED_BY[t]: the tiles that come before t in OPENING_ORDER (nobody was dealt them if t leads)
+OUTRANKED_BY: tuple[Mask, ...] = tuple(
+    sum(1 << u for u in OPENING_ORDER[:OPENING_ORDER.index(t)]) for t in range(NUM_DOMINOES))
+# Pip sums of a hand mask by 7-bit chunks: a round end is on every playout, a bit loop is not needed there.
+_PIP_CHUNKS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(D_PIPS[base + i] for i in range(7) if c >> i & 1) for c in range(128)) for base in (0, 7, 14, 21))
+
+HAND_SIZE = {2: 7, 3: 5, 4: 5}
+TEAM_HAND_SIZE = 7
+
+OUT, FISH = "out", "fish"
+LEFT, RIGHT, FIRST = 0, 1, 2
+_END_NAMES = ("left", "right", "first")
+
+# Move codes (Move.code): t * 4 + end for a tile play; 200 + L * 7 + R for two doubles; -1 draw, -2 pass.
+DOUBLES_BASE = 200
+_DRAW_CODE, _PASS_CODE = -1, -2
+
+
+def pips(hand: Mask) -> int:
+    """Plain pip total of a hand mask."""
+    return (_PIP_CHUNKS[0][hand & 127] + _PIP_CHUNKS[1][hand >> 7 & 127]
+            + _PIP_CHUNKS[2][hand >> 14 & 127] + _PIP_CHUNKS[3][hand >> 21 & 127])
+
+
+def hand_value(hand: Mask, zero_zero_always_25: bool) -> int:
+    """What a hand left at the end of a round counts (kozel.md §6.2): pips, with 0-0 worth 25 when it is
+    the only tile left (or whenever it is held, with ``zero_zero_always_25``)."""
+    if hand >> ZERO_ZERO & 1 and (zero_zero_always_25 or hand == 1 << ZERO_ZERO):
+        return pips(hand) + 25
+    return pips(hand)
+
+
+def tiles_of(mask: Mask) -> list[Tile]:
+    """The tile ids of a mask, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def mask_of(tiles: Sequence[Tile]) -> Mask:
+    m = 0
+    for t in tiles:
+        m |= 1 << t
+    return m
+
+
+def names(mask: Mask) -> list[str]:
+    """A hand as tile strings, highest tile first."""
+    return [D_NAME[t] for t in sorted(tiles_of(mask), key=lambda t: (-D_HI[t], -D_LO[t]))]
+
+
+def find_opener(hands: Sequence[Mask]) -> tuple[Seat, Tile]:
+    """The seat that opens a round by the seed's rule and the tile it must lead (kozel.md §3)."""
+    dealt = 0
+    for h in hands:
+        dealt |= h
+    for t in OPENING_ORDER:
+        if dealt >> t & 1:
+            bit = 1 << t
+            for s, h in enumerate(hands):
+                if h & bit:
+                    return s, t
+    raise ValueError("nobody holds a tile")
+
+
+# --------------------------------------------------------------------------- interned moves
+
+FIRST_MOVES: tuple[Move, ...] = tuple(
+    Move(f"play:{D_NAME[t]}", "play", (D_NAME[t],), code=t * 4 + FIRST) for t in range(NUM_DOMINOES))
+END_MOVES: tuple[tuple[Move, Move], ...] = tuple(
+    (Move(f"play:{D_NAME[t]}@left", "play", (D_NAME[t],), {"end": "left"}, code=t * 4 + LEFT),
+     Move(f"play:{D_NAME[t]}@right", "play", (D_NAME[t],), {"end": "right"}, code=t * 4 + RIGHT))
+    for t in range(NUM_DOMINOES))
+DRAW = Move("draw", "draw", code=_DRAW_CODE)
+PASS = Move("pass", "pass", code=_PASS_CODE)
+
+
+def _doubles_move(left: int, right: int) -> Move:
+    a, b = D_NAME[domino(left, left)], D_NAME[domino(right, right)]
+    hi, lo = (a, b) if left > right else (b, a)
+    return Move(f"doubles:{hi}+{lo}", "doubles", (hi, lo), {"left": a, "right": b},
+                code=DOUBLES_BASE + left * 7 + right)
+
+
+#: DOUBLES[L * 7 + R] (L != R): lay L-L on the left end and R-R on the right end in one move
+DOUBLES: dict[int, Move] = {a * 7 + b: _doubles_move(a, b) for a in range(7) for b in range(7) if a != b}
+#: DOUBLE_PAIR[L][R]: the mask of L-L and R-R
+DOUBLE_PAIR: tuple[tuple[Mask, ...], ...] = tuple(
+    tuple((1 << domino(a, a)) | (1 << domino(b, b)) for b in range(7)) for a in range(7))
+
+
+def _placements(end: int) -> tuple[dict[Mask, list[Move]], ...]:
+    # For every end number, every subset of its seven tiles -> the moves that lay them on that end, so that
+    # legal_moves() is two dict lookups and a list concatenation (no loop over the hand on the search path).
+    out = []
+    for n in range(7):
+        ts = tiles_of(NUM_TILES[n])
+        table: dict[Mask, list[Move]] = {}
+        for sub in range(1 << len(ts)):
+            chosen = [ts[i] for i in range(len(ts)) if sub >> i & 1]
+            table[mask_of(chosen)] = [END_MOVES[t][end] for t in chosen]
+        out.append(table)
+    return tuple(out)
+
+
+LEFT_PLAYS = _placements(LEFT)
+RIGHT_PLAYS = _placements(RIGHT)
+_NEXT = {n: tuple((s + 1) % n for s in range(n)) for n in (2, 3, 4)}
+
+
+# --------------------------------------------------------------------------- the state
+
+class KozelState(State):
+    """One Kozel match.  Hands are tile masks; ``line`` is the list of placements (move codes) in order.
+
+    Scores are kept per *side*: a side is a seat in individual play and a partnership (seat % 2) in team
+    play.  ``totals``, ``opened``, ``carry`` and ``deals`` are replaced, never mutated, so ``clone`` shares
+    them.
+    """
+
+    players: int
+    seed: int
+    options: dict[str, Any]
+    teams: bool
+    target: int
+    threshold: int
+    carry_on: bool
+    zz25: bool
+    winner_leads: bool
+    nsides: int
+    next: tuple[Seat, ...]
+    round: int
+    hands: list[Mask]
+    bazaar: list[Tile]
+    line: list[int]
+    table: Mask
+    left: int
+    right: int
+    turn: int
+    drawn: list[int]
+    slots: list[list[Mask]]
+    lead: int
+    opener: Seat
+    last_player: int
+    winner: int
+    totals: list[int]
+    opened: list[bool]
+    carry: list[int]
+    eggs: int
+    deals: list[dict[str, Any]]
+
+    # ---- construction
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any], players: int) -> None:
+        if options["teams"] and players != 4:
+            raise BadOptions(f"option 'teams' needs exactly 4 players, not {players}", "teams")
+
+    @classmethod
+    def new(cls, players: int, seed: int, options: dict[str, Any]) -> KozelState:
+        st = cls._blank(players, seed, options)
+        st._deal_round(None)
+        return st
+
+    @classmethod
+    def _blank(cls, players: int, seed: int, options: dict[str, Any]) -> KozelState:
+        st = cls.__new__(cls)
+        st.players = players
+        st.seed = seed
+        st.options = dict(options)
+        st.teams = bool(options["teams"])
+        st.target = int(options["target"])
+        st.threshold = int(options["opening_threshold"])
+        st.carry_on = bool(options["carry_unopened"])
+        st.zz25 = bool(options["zero_zero_always_25"])
+        st.winner_leads = options["next_round_starter"] == "previous_winner"
+        st.nsides = 2 if st.teams else players
+        st.next = _NEXT[players]
+        st.round = 0
+        st.hands = [0] * players
+        st.bazaar = []
+        st.line = []
+        st.table = 0
+        st.left = st.right = -1
+        st.turn = -1
+        st.drawn = [0] * players
+        st.slots = [[] for _ in range(players)]
+        st.lead = -1
+        st.opener = -1
+        st.last_player = -1
+        st.winner = -1
+        st.totals = [0] * st.nsides
+        st.opened = [False] * st.nsides
+        st.carry = [0] * st.nsides
+        st.eggs = 0
+        st.deals = []
+        return st
+
+    @classmethod
+    def from_position(cls, hands: Sequence[Sequence[str]], *, bazaar: Sequence[str] = (),
+                      line: Sequence[tuple[str, str]] = (), to_move: Seat | None = None,
+                      options: Mapping[str, Any] | None = None, seed: int = 0, round_no: int = 0,
+                      totals: Sequence[int] | None = None, opened: Sequence[bool] | None = None,
+                      carry: Sequence[int] | None = None, eggs: int = 0, previous_winner: Seat = -1,
+                      drawn: Sequence[int] | None = None) -> KozelState:
+        """A state built from chosen hands, bazaar (drawn from the end of the list) and line (placements
+        ``(tile, "first" | "left" | "right")`` in the order they were laid), for tests and analysis.
+
+        With an empty line the opener follows the rules (``previous_winner`` as the last round's winner);
+        otherwise ``to_move`` says whose turn it is.  Nothing about voids is assumed known.
+        """
+        n = len(hands)
+        opts = KOZEL.validate_options(options, n)
+        st = cls._blank(n, seed, opts)
+        st.round = round_no
+        st.hands = [mask_of([parse_domino(t) for t in h]) for h in hands]
+        st.bazaar = [parse_domino(t) for t in bazaar]
+        st.winner = previous_winner
+        seen = [t for h in st.hands for t in tiles_of(h)] + st.bazaar
+        if len(set(seen)) != len(seen):
+            raise ValueError("a tile is given twice")
+        for s in range(n):
+            st.slots[s] = [0] * len(tiles_of(st.hands[s]))
+        if totals is not None:
+            st.totals = list(totals)
+            st.opened = [t > 0 for t in totals] if opened is None else list(opened)
+        if carry is not None:
+            st.carry = list(carry)
+        if drawn is not None:
+            st.drawn = list(drawn)
+        st.eggs = eggs
+        if not line:
+            st._set_opener()
+            return st
+        for k, (name, end) in enumerate(line):
+            t = parse_domino(name)
+            if t in seen or st.table >> t & 1:
+                raise ValueError(f"{name} is both on the table and in a hand or the bazaar")
+            if k == 0:
+                st.left, st.right = D_HI[t], D_LO[t]
+                st.line.append(t * 4 + FIRST)
+            elif end == "left" and D_OTHER[t][st.left] >= 0:
+                st.left = D_OTHER[t][st.left]
+                st.line.append(t * 4 + LEFT)
+            elif end == "right" and D_OTHER[t][st.right] >= 0:
+                st.right = D_OTHER[t][st.right]
+                st.line.append(t * 4 + RIGHT)
+            else:
+                raise ValueError(f"{name} does not fit the {end} end")
+            st.table |= 1 << t
+        if to_move is None:
+            raise ValueError("a position with tiles on the table needs to_move")
+        st.turn = st.opener = to_move
+        return st
+
+    def _deal_round(self, log: list[Event] | None) -> None:
+        """Deal the round ``self.round`` from its own seeded generator and find the opener."""
+        n = self.players
+        rng = random.Random(f"{self.seed}/{self.round}")
+        rnd = rng.random
+        # Sorting by random keys: a deterministic uniform shuffle, about twice as fast as rng.shuffle.
+        order = sorted(range(NUM_DOMINOES), key=lambda _: rnd())
+        k = TEAM_HAND_SIZE if self.teams else HAND_SIZE[n]
+        hands = []
+        for s in range(n):
+            m = 0
+            for t in order[s * k:(s + 1) * k]:
+                m |= 1 << t
+            hands.append(m)
+        self.hands = hands
+        self.bazaar = order[n * k:]
+        self.line = []
+        self.table = 0
+        self.left = self.right = -1
+        self.drawn = [0] * n
+        self.slots = [[0] * k for _ in range(n)]
+        self._set_opener()
+        if log is not None:
+            log.append(event("deal", None, secret={s: {"hand": names(hands[s])} for s in range(n)},
+                             round=self.round + 1, hand_sizes=[k] * n, bazaar_size=len(self.bazaar),
+                             opener=self.opener, lead=D_NAME[self.lead] if self.lead >= 0 else None))
+
+    def _set_opener(self) -> None:
+        """Who leads this round and with what (kozel.md §3, §9); records what the forced lead reveals."""
+        hands = self.hands
+        excluded = 0
+        if self.round > 0 and self.winner >= 0 and (self.teams or self.winner_leads):
+            self.opener, self.lead = self.winner, -1
+        elif self.teams:
+            holder = next((s for s in range(self.players) if hands[s] >> ONE_ONE & 1), -1)
+            if holder < 0:
+                # Only a hand-made position can lack 1-1 in the hands; fall back to the seed's rule.
+                self.opener, self.lead = find_opener(hands)
+                excluded = OUTRANKED_BY[self.lead]
+            else:
+                self.opener, self.lead = holder, ONE_ONE
+        else:
+            self.opener, self.lead = find_opener(hands)
+            # Nobody was dealt a tile that ranks above the forced lead: a void of every dealt slot.
+            excluded = OUTRANKED_BY[self.lead]
+        if excluded:
+            for sl in self.slots:
+                if sl:
+                    sl[-1] |= excluded
+        self.turn = self.opener
+
+    def clone(self) -> KozelState:
+        st = KozelState.__new__(KozelState)
+        # One C-level dict copy, then fresh copies of the containers that moves mutate in place.
+        st.__dict__.update(self.__dict__)
+        st.hands = self.hands[:]
+        st.bazaar = self.bazaar[:]
+        st.line = self.line[:]
+        st.drawn = self.drawn[:]
+        st.slots = [sl[:] for sl in self.slots]
+        return st
+
+    # ---- serialization
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rules": "kozel", "format": 1, "players": self.players, "seed": self.seed,
+            "options": dict(self.options), "round": self.round,
+            "hands": [names(h) for h in self.hands], "bazaar": [D_NAME[t] for t in self.bazaar],
+            "line": [[D_NAME[c >> 2], _END_NAMES[c & 3]] for c in self.line],
+            "left": self.left, "right": self.right, "turn": self.turn,
+            "drawn": list(self.drawn), "slots": [list(sl) for sl in self.slots],
+            "lead": D_NAME[self.lead] if self.lead >= 0 else None, "opener": self.opener,
+            "last_player": self.last_player, "winner": self.winner,
+            "totals": list(self.totals), "opened": list(self.opened), "carry": list(self.carry),
+            "eggs": self.eggs, "deals": [dict(d) for d in self.deals],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> KozelState:
+        try:
+            if d.get("rules") != "kozel" or d.get("format") != 1:
+                raise BadState("not a stored Kozel state of format 1")
+            n = d["players"]
+            opts = KOZEL.validate_options(d["options"], n)
+            st = cls._blank(n, int(d["seed"]), opts)
+            st.round = int(d["round"])
+            st.hands = [mask_of([parse_domino(t) for t in h]) for h in d["hands"]]
+            st.bazaar = [parse_domino(t) for t in d["bazaar"]]
+            ends = {"left": LEFT, "right": RIGHT, "first": FIRST}
+            st.line = [parse_domino(t) * 4 + ends[e] for t, e in d["line"]]
+            st.table = mask_of([c >> 2 for c in st.line])
+            st.left, st.right, st.turn = int(d["left"]), int(d["right"]), int(d["turn"])
+            st.drawn = [int(x) for x in d["drawn"]]
+            st.slots = [[int(x) for x in sl] for sl in d["slots"]]
+            st.lead = parse_domino(d["lead"]) if d["lead"] is not None else -1
+            st.opener, st.last_player, st.winner = int(d["opener"]), int(d["last_player"]), int(d["winner"])
+            st.totals = [int(x) for x in d["totals"]]
+            st.opened = [bool(x) for x in d["opened"]]
+            st.carry = [int(x) for x in d["carry"]]
+            st.eggs = int(d["eggs"])
+            st.deals = [dict(x) for x in d["deals"]]
+        except BadState:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            raise BadState(f"unreadable Kozel state: {e}") from None
+        if (len(st.hands) != n or len(st.slots) != n or len(st.totals) != st.nsides
+                or any(len(tiles_of(h)) != len(sl) for h, sl in zip(st.hands, st.slots, strict=True))):
+            raise BadState("inconsistent Kozel state")
+        return st
+
+    # ---- moves
+
+    @property
+    def to_move(self) -> Seat | None:
+        return self.turn if self.turn >= 0 else None
+
+    @property
+    def deals_done(self) -> int:
+        return self.round
+
+    def legal_moves(self) -> list[Move]:
+        s = self.turn
+        if s < 0:
+            return []
+        hand = self.hands[s]
+        left = self.left
+        if left < 0:
+            if self.lead >= 0:
+                return [FIRST_MOVES[self.lead]]
+            return [FIRST_MOVES[t] for t in tiles_of(hand)]
+        right = self.right
+        a = hand & NUM_TILES[left]
+        b = hand & NUM_TILES[right]
+        if a or b:
+            moves = LEFT_PLAYS[left][a] + RIGHT_PLAYS[right][b]
+            if left != right:
+                pair = DOUBLE_PAIR[left][right]
+                if hand & pair == pair:
+                    moves.append(DOUBLES[left * 7 + right])
+            return moves
+        return [DRAW] if self.bazaar else [PASS]
+
+    def canonical_move_id(self, move_id: str) -> str:
+        """``play:3-6@Left`` -> ``play:6-3@left``; ``doubles:3-3+5-5`` -> ``doubles:5-5+3-3``."""
+        if not isinstance(move_id, str):
+            raise InvalidMove(f"a move id is a string, not {move_id!r}")
+        text = move_id.strip().lower()
+        if text in ("draw", "pass"):
+            return text
+        action, sep, rest = text.partition(":")
+        try:
+            if action == "play" and sep:
+                tile, at, end = rest.partition("@")
+                name = D_NAME[parse_domino(tile)]
+                if not at:
+                    return f"play:{name}"
+                if end not in ("left", "right"):
+                    raise ValueError(f"the end is 'left' or 'right', not {end!r}")
+                return f"play:{name}@{end}"
+            if action == "doubles" and sep:
+                parts = [parse_domino(t) for t in rest.split("+")]
+                if len(parts) != 2 or not all(D_HI[t] == D_LO[t] for t in parts) or parts[0] == parts[1]:
+                    raise ValueError("the two-doubles move names two different doubles")
+                hi, lo = sorted(parts, reverse=True)
+                return f"doubles:{D_NAME[hi]}+{D_NAME[lo]}"
+        except ValueError as e:
+            raise InvalidMove(f"{move_id!r}: {e}") from None
+        raise InvalidMove(f"{move_id!r} is not a Kozel move (play:6-3@left, play:6-6, doubles:5-5+3-3, "
+                          "draw, pass)")
+
+    def _apply(self, move: Move, log: list[Event] | None) -> None:
+        code = move.code
+        s = self.turn
+        if 0 <= code < DOUBLES_BASE:
+            t = code >> 2
+            end = code & 3
+            hand = self.hands[s] ^ (1 << t)
+            self.hands[s] = hand
+            self.table |= 1 << t
+            self.line.append(code)
+            _drop_slot(self.slots[s], t)
+            if end == LEFT:
+                self.left = D_OTHER[t][self.left]
+            elif end == RIGHT:
+                self.right = D_OTHER[t][self.right]
+            else:
+                self.left, self.right = D_HI[t], D_LO[t]
+            self.last_player = s
+            if log is not None:
+                log.append(event("play", s, tile=D_NAME[t], end=_END_NAMES[end],
+                                 ends=[self.left, self.right], hand_size=len(self.slots[s])))
+            self._after_play(s, hand, log)
+        elif code >= DOUBLES_BASE:
+            x = code - DOUBLES_BASE
+            a, b = domino(x // 7, x // 7), domino(x % 7, x % 7)
+            hand = self.hands[s] & ~((1 << a) | (1 << b))
+            self.hands[s] = hand
+            self.table |= (1 << a) | (1 << b)
+            self.line.append(a * 4 + LEFT)
+            self.line.append(b * 4 + RIGHT)
+            _drop_slot(self.slots[s], a)
+            _drop_slot(self.slots[s], b)
+            self.last_player = s
+            if log is not None:
+                log.append(event("doubles", s, tiles=list(move.tiles), left=D_NAME[a], right=D_NAME[b],
+                                 ends=[self.left, self.right], hand_size=len(self.slots[s])))
+            self._after_play(s, hand, log)
+        elif code == _DRAW_CODE:
+            sl = self.slots[s]
+            # The player held nothing matching either end: a void of every tile held now.
+            sl[-1] |= NUM_TILES[self.left] | NUM_TILES[self.right]
+            sl.append(0)
+            t = self.bazaar.pop()
+            self.hands[s] |= 1 << t
+            self.drawn[s] += 1
+            if log is not None:
+                log.append(event("draw", s, secret={s: {"tile": D_NAME[t]}}, drawn=self.drawn[s],
+                                 bazaar_size=len(self.bazaar), hand_size=len(sl)))
+            if not self.bazaar and self._is_fish():
+                self._end_round(FISH, log)
+        else:
+            sl = self.slots[s]
+            if sl:
+                sl[-1] |= NUM_TILES[self.left] | NUM_TILES[self.right]
+            if log is not None:
+                log.append(event("pass", s))
+            self.turn = self.next[s]
+
+    def _after_play(self, s: Seat, hand: Mask, log: list[Event] | None) -> None:
+        if not hand:
+            self._end_round(OUT, log)
+        elif not self.bazaar and self._is_fish():
+            self._end_round(FISH, log)
+        else:
+            self.turn = self.next[s]
+
+    def _is_fish(self) -> bool:
+        """Bazaar empty (checked by the caller) and nobody can play.  With the bazaar empty every tile off
+        the table is in a hand, and a number shows on eight half-faces, so nobody can play exactly when
+        both ends show the same number and all seven tiles of it are on the table (kozel.md §5)."""
+        n = self.left
+        return n == self.right and not NUM_TILES[n] & ~self.table
+
+    # ---- scoring
+
+    def _record(self, side: int, amount: int) -> int:
+        """The 13 rule (kozel.md §6.3): what ``side`` writes down for ``amount``; updates the copies."""
+        if self.opened[side]:
+            self.totals[side] += amount
+            return amount
+        amount += self.carry[side]
+        if amount >= self.threshold and amount > 0:
+            self.totals[side] += amount
+            self.opened[side] = True
+            self.carry[side] = 0
+            return amount
+        self.carry[side] = amount if self.carry_on else 0
+        return 0
+
+    def _first_in_turn_order(self, candidates: Sequence[Seat]) -> Seat:
+        start = self.last_player if self.last_player >= 0 else self.opener
+        n = self.players
+        return next((start + k) % n for k in range(n) if (start + k) % n in candidates)
+
+    def _end_round(self, reason: str, log: list[Event] | None) -> None:
+        n = self.players
+        hands = self.hands
+        values = [hand_value(h, self.zz25) for h in hands]
+        # Scores are replaced, never mutated in place, so clones may share them.
+        self.totals = self.totals[:]
+        self.opened = self.opened[:]
+        self.carry = self.carry[:]
+        if self.teams:
+            side_values = [values[0] + values[2], values[1] + values[3]]
+            if reason == OUT:
+                win_side = self.last_player % 2
+            elif side_values[0] != side_values[1]:
+                win_side = 0 if side_values[0] < side_values[1] else 1
+            else:
+                win_side = -1
+            recorded = [0, 0]
+            eggs_used = self.eggs if win_side >= 0 else 0
+            if win_side < 0:
+                self.eggs += side_values[0]
+                winner = -1
+            else:
+                lose = 1 - win_side
+                recorded[lose] = self._record(lose, side_values[lose] + self.eggs)
+                self.eggs = 0
+                if reason == OUT:
+                    winner = self.last_player
+                else:
+                    pair = (win_side, win_side + 2)
+                    best = min(values[p] for p in pair)
+                    winner = self._first_in_turn_order([p for p in pair if values[p] == best])
+        else:
+            side_values = values
+            eggs_used = 0
+            recorded = [self._record(s, values[s]) for s in range(n)]
+            if reason == OUT:
+                winner = self.last_player
+            else:
+                best = min(values)
+                winner = self._first_in_turn_order([s for s in range(n) if values[s] == best])
+        summary = {"round": self.round + 1, "reason": reason, "out": self.last_player if reason == OUT else None,
+                   "winner": winner if winner >= 0 else None, "hands": list(hands), "points": values,
+                   "side_points": side_values, "recorded": recorded, "totals": self.totals[:],
+                   "eggs_added": eggs_used,
+                   "eggs": self.eggs, "ends": [self.left, self.right]}
+        self.deals = [*self.deals, summary]
+        self.winner = winner
+        self.round += 1
+        if log is not None:
+            log.append(event("round_end", None, **self._deal_json(summary)))
+        if max(self.totals) >= self.target:
+            self.turn = -1
+            if log is not None:
+                res = self.result()
+                log.append(event("match_end", None, reason=res["reason"], scores=res["scores"],
+                                 goats=res["goats"], ranking=res["ranking"]))
+            return
+        self._deal_round(log)
+
+    def _deal_json(self, d: Mapping[str, Any]) -> dict[str, Any]:
+        out = {"round": d["round"], "reason": d["reason"], "out": d["out"], "winner": d["winner"],
+               "hands": [names(h) for h in d["hands"]], "points": list(d["points"]),
+               "ends": list(d["ends"])}
+        if self.teams:
+            out.update(side_points=list(d["side_points"]), recorded=list(d["recorded"]),
+                       totals=list(d["totals"]), eggs_added=d["eggs_added"], eggs=d["eggs"],
+                       scores=[d["totals"][s % 2] for s in range(self.players)])
+        else:
+            out.update(recorded=list(d["recorded"]), totals=list(d["totals"]), scores=list(d["totals"]))
+        return out
+
+    def _side(self, seat: Seat) -> int:
+        return seat % 2 if self.teams else seat
+
+    def scores(self) -> list[int]:
+        """Per seat: the recorded total of its side (low is good)."""
+        return [self.totals[self._side(s)] for s in range(self.players)]
+
+    def running_payoffs(self) -> list[float]:
+        return mean_centered([float(x) for x in self.scores()], sign=-1.0)
+
+    def goats(self) -> list[Seat]:
+        """The seats holding the highest total once somebody reached the target (empty before)."""
+        sc = self.scores()
+        top = max(sc)
+        if top < self.target:
+            return []
+        return [s for s in range(self.players) if sc[s] == top]
+
+    def result(self) -> dict[str, Any]:
+        sc = self.scores()
+        return {"reason": "goat" if self.turn < 0 else None, "scores": sc, "payoffs": self.running_payoffs(),
+                "ranking": ranking_from([float(x) for x in sc], high_is_good=False), "goats": self.goats(),
+                "deals": [self._deal_json(d) for d in self.deals]}
+
+    # ---- information
+
+    def _line_json(self) -> list[dict[str, Any]]:
+        left: list[tuple[int, int, int]] = []
+        right: list[tuple[int, int, int]] = []
+        lo = hi = -1
+        for c in self.line:
+            t, end = c >> 2, c & 3
+            if end == FIRST:
+                right.append((t, D_HI[t], D_LO[t]))
+                lo, hi = D_HI[t], D_LO[t]
+            elif end == LEFT:
+                other = D_OTHER[t][lo]
+                left.append((t, other, lo))
+                lo = other
+            else:
+                other = D_OTHER[t][hi]
+                right.append((t, hi, other))
+                hi = other
+        return [{"tile": D_NAME[t], "halves": [a, b]} for t, a, b in [*reversed(left), *right]]
+
+    def view(self, seat: Seat | None) -> dict[str, Any]:
+        n = self.players
+        seats = []
+        for s in range(n):
+            side = self._side(s)
+            entry: dict[str, Any] = {"seat": s, "hand_size": len(self.slots[s]), "score": self.totals[side],
+                                     "drawn": self.drawn[s], "opened": self.opened[side],
+                                     "carried": self.carry[side]}
+            if self.teams:
+                entry["team"] = side
+            seats.append(entry)
+        table: dict[str, Any] = {
+            "round": self.round + (0 if self.turn < 0 else 1),
+            "line": self._line_json(),
+            "ends": [self.left, self.right] if self.line else None,
+            "bazaar_size": len(self.bazaar),
+            "opener": self.opener,
+            "lead": D_NAME[self.lead] if self.lead >= 0 and not self.line else None,
+            "target": self.target,
+            "opening_threshold": self.threshold,
+        }
+        if self.teams:
+            table["teams"] = [{"team": k, "seats": [k, k + 2], "score": self.totals[k],
+                               "opened": self.opened[k], "carried": self.carry[k]} for k in (0, 1)]
+            table["eggs"] = self.eggs
+        return {"rules": "kozel", "players": n, "to_move": self.to_move, "finished": self.turn < 0,
+                "you": seat, "hand": names(self.hands[seat]) if seat is not None else None,
+                "seats": seats, "table": table, "result": self.result() if self.turn < 0 else None}
+
+    def slot_masks(self, seat: Seat) -> list[Mask]:
+        """The forbidden-tile mask of each of ``seat``'s hand slots, oldest first (public knowledge)."""
+        out = []
+        acc = 0
+        for x in reversed(self.slots[seat]):
+            acc |= x
+            out.append(acc)
+        out.reverse()
+        return out
+
+    def determinize(self, seat: Seat, rng: random.Random) -> KozelState:
+        world = self.clone()
+        world.seed = rng.getrandbits(63)
+        if self.turn < 0:
+            return world
+        n = self.players
+        unseen = ALL_TILES & ~self.hands[seat] & ~self.table
+        fixed_seat = -1
+        if not self.line and self.lead >= 0 and self.opener != seat:
+            # The forced lead is public: the opener holds it.
+            fixed_seat = self.opener
+            unseen &= ~(1 << self.lead)
+        pool = tiles_of(unseen)
+        rng.shuffle(pool)
+        owners: list[Seat] = []
+        masks: list[Mask] = []
+        for p in range(n):
+            if p == seat:
+                continue
+            pm = self.slot_masks(p)
+            if p == fixed_seat:
+                pm = pm[1:]
+            owners.extend([p] * len(pm))
+            masks.extend(pm)
+        assigned = _assign(pool, masks)
+        hands = [0] * n
+        hands[seat] = self.hands[seat]
+        if fixed_seat >= 0:
+            hands[fixed_seat] |= 1 << self.lead
+        used = 0
+        for p, t in zip(owners, assigned, strict=True):
+            hands[p] |= 1 << t
+            used |= 1 << t
+        world.hands = hands
+        world.bazaar = [t for t in pool if not used >> t & 1]
+        return world
+
+
+def _drop_slot(slots: list[Mask], tile: Tile) -> None:
+    """Remove the slot a played ``tile`` is taken to come from: the strictest slot that allows it.
+
+    The slots allowing a tile are the newest ones (masks only grow towards the oldest), and taking the
+    strictest of them keeps the constraints true of the real hand: if the tile really sat in a looser slot,
+    the tile matched to the removed slot fits that looser slot too.  After a draw this is the drawn tile's
+    slot (every older slot forbids the ends), and a tile that only a drawn tile can be uses up that draw.
+    """
+    bit = 1 << tile
+    j = len(slots)
+    while j and not slots[j - 1] & bit:
+        j -= 1
+    if j:
+        slots[j - 1] |= slots[j]  # slot j's own facts still hold for the older slots
+    del slots[j]
+
+
+def _assign(pool: list[Tile], masks: list[Mask]) -> list[Tile]:
+    """One tile of ``pool`` (a shuffled list) per slot, never a tile of the slot's forbidden mask.
+
+    Slots are filled most constrained first with the first free allowed tile in pool order; a slot that
+    finds none takes one by an augmenting path (Kuhn's algorithm), so an assignment is found whenever one
+    exists, in at most slots x pool steps.  Raises ``BadState`` if none exists (the constraints are always
+    true of the real hands, so this means a corrupted state).
+    """
+    k = len(masks)
+    if not any(masks):
+        return pool[:k]  # nothing known: the shuffle is the deal
+    pool_mask = mask_of(pool)
+    order = sorted(range(k), key=lambda i: ((pool_mask & ~masks[i]).bit_count(), i))
+    owner: dict[Tile, int] = {}
+    got = [-1] * k
+
+    def augment(i: int, seen: set[Tile]) -> bool:
+        m = masks[i]
+        for t in pool:
+            if m >> t & 1 or t in seen:
+                continue
+            seen.add(t)
+            j = owner.get(t)
+            if j is None or augment(j, seen):
+                owner[t] = i
+                got[i] = t
+                return True
+        return False
+
+    for i in order:
+        m = masks[i]
+        for t in pool:
+            if not m >> t & 1 and t not in owner:
+                owner[t] = i
+                got[i] = t
+                break
+        else:
+            if not augment(i, set()):
+                raise BadState("the revealed voids leave no possible deal")
+    return got
+
+
+KOZEL = register(RuleSet(
+    id="kozel",
+    title="Kozel",
+    min_players=2,
+    max_players=4,
+    default_players=2,
+    options=(
+        Option("target", int, 101, "the match ends after the round in which a total reaches this; "
+               "the highest total is the goat", minimum=1, maximum=1000),
+        Option("opening_threshold", int, 13, "a record is opened only by an amount of at least this much",
+               minimum=0, maximum=50),
+        Option("carry_unopened", bool, False, "an amount too small to open the record is added to the "
+               "next one instead of being lost"),
+        Option("zero_zero_always_25", bool, False, "0-0 left in hand counts 25 even with other tiles "
+               "(default: only when it is the last tile)"),
+        Option("next_round_starter", str, "highest_double", "who leads later rounds: the highest double "
+               "as in the first round, or the previous winner with any tile",
+               choices=("highest_double", "previous_winner")),
+        Option("teams", bool, False, "four players in two partnerships (seats 0 & 2 against 1 & 3), "
+               "seven tiles each, no bazaar"),
+    ),
+    state_class=KozelState,
+    description="The Russian draw game 'Goat' (seed 002): match the ends, draw from the bazaar, "
+                "low totals are good and whoever reaches 101 is the goat. Individual or team play.",
+    variants=(
+        (4, {"teams": True}),
+        (4, {"teams": True, "target": 40, "opening_threshold": 0, "zero_zero_always_25": True}),
+        (3, {"carry_unopened": True, "target": 50}),
+        (2, {"next_round_starter": "previous_winner", "target": 60}),
+        (4, {"next_round_starter": "previous_winner", "carry_unopened": True, "opening_threshold": 25,
+             "target": 40}),
+    ),
+))
