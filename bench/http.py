@@ -1,0 +1,364 @@
+"""``tilehouse bench http``: the HTTP service under load, and the cost of its AI jobs (issue 7 "Benchmarks").
+
+1. gunicorn on loopback with 2 workers (the project's ``gunicorn.conf.py``: gthread) against a private
+   Redis; client threads on keep-alive connections measure requests per second and p50/p99 latency of
+   ``GET /v1/games/{id}`` (a seat's view), ``GET .../moves``, ``POST .../moves`` (every request a real,
+   applied move: the move sequences are worked out beforehand with the engine from the game's seed), and
+   ``GET /healthz``, a trivial endpoint of the same app, in the same run, as the yardstick.
+2. AI job overhead: ``ismcts`` suggestions with 1 iteration, one worker process (``python worker.py``);
+   the time from queueing to the result (RQ's ``enqueued_at`` -> ``ended_at``), p50 and p90.
+3. Root parallelism: an ``ismcts`` suggestion at the Tien Gow opening with ``workers: 1`` and
+   ``workers: 2``, both on two running worker processes; iterations per second of the whole decision
+   (from queueing the first job to the merged result) and their ratio.  Beside it, the machine's own
+   two-process speed-up on a pure-Python loop, measured just before and after: the ratio cannot exceed
+   it, and on a shared machine it is often far below 2.
+
+The client runs on the same machine as the server (2 shared cores here), so absolute figures are low and
+noisy; the ratios to the trivial endpoint are the meaningful numbers.  Request logging is at WARNING so the
+figures measure the API, not the log pipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import redis
+from rq.job import Job
+
+import engine
+from service.redis_local import LocalRedis, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------- processes
+
+@contextlib.contextmanager
+def _processes(redis_url: str, port: int, ai_workers: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
+           "TILEHOUSE_WEB_CONCURRENCY": "2", "TILEHOUSE_BIND": f"127.0.0.1:{port}",
+           # the benchmark asks for far more suggestions than a person would
+           "TILEHOUSE_SUGGESTIONS_PER_MINUTE": "1000000"}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    conf = ROOT / "gunicorn.conf.py"
+    cmd = [sys.executable, "-m", "gunicorn", *(["-c", str(conf)] if conf.exists() else
+                                               ["--workers", "2", "--bind", f"127.0.0.1:{port}"]),
+           "service:create_app()"]
+    procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    for _ in range(ai_workers):
+        procs.append(subprocess.Popen([sys.executable, str(ROOT / "worker.py")], cwd=ROOT, env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                status, _ = _request(http.client.HTTPConnection("127.0.0.1", port, timeout=2), "GET", "/readyz")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                raise RuntimeError("gunicorn or a worker did not start")
+            time.sleep(0.1)
+        yield procs
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _request(conn: http.client.HTTPConnection, method: str, path: str, body: Any = None,
+             token: str | None = None) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+    r = conn.getresponse()
+    data = r.read()
+    return r.status, (json.loads(data) if data and r.getheader("Content-Type", "").endswith("json") else None)
+
+
+# --------------------------------------------------------------------------- load
+
+def _percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def _load(port: int, seconds: float, clients: int,
+          make: Callable[[int], Callable[[http.client.HTTPConnection], None]]) -> tuple[list[float], float]:
+    """``clients`` threads, each calling its own request function in a loop for ``seconds``; returns
+    the latencies and the elapsed time."""
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    barrier = threading.Barrier(clients + 1)
+    stop = threading.Event()
+
+    def run(i: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        step = make(i)
+        barrier.wait()
+        own = latencies[i]
+        while not stop.is_set():
+            t = time.perf_counter()
+            step(conn)
+            own.append(time.perf_counter() - t)
+        conn.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    return [x for lat in latencies for x in lat], elapsed
+
+
+def _new_game(conn: http.client.HTTPConnection, seed: int) -> tuple[str, dict[int, str], list[tuple[int, str]]]:
+    """A 2-player Kozel game of humans and its whole move sequence, worked out with the engine."""
+    status, created = _request(conn, "POST", "/v1/games", {"rules": "kozel", "seed": seed,
+                                                           "seats": [{"kind": "human"}, {"kind": "human"}]})
+    assert status == 201, created
+    state = engine.new_game("kozel", players=2, seed=seed)
+    rng = random.Random(seed)
+    plan = []
+    while not state.finished:
+        move = rng.choice(state.legal_moves())
+        seat = state.to_move
+        assert seat is not None
+        plan.append((seat, move.id))
+        state.play(move)
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    return created["game"]["id"], tokens, plan
+
+
+def http_figures(port: int, seconds: float, clients: int, rounds: int) -> dict[str, dict[str, float]]:
+    """Each endpoint for ``seconds`` in all, in ``rounds`` interleaved slices, so that the machine's other
+    load falls on every endpoint alike."""
+    setup = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    games = [_new_game(setup, 1000 + i) for i in range(clients)]
+    out: dict[str, dict[str, float]] = {}
+
+    def setup_for(i: int) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+
+    def trivial(i: int) -> Callable[[http.client.HTTPConnection], None]:
+        return lambda c: _check(_request(c, "GET", "/healthz"), 200)
+
+    def view(i: int) -> Callable[[http.client.HTTPConnection], None]:
+        gid, toks, _ = games[i]
+        return lambda c: _check(_request(c, "GET", f"/v1/games/{gid}", token=toks[0]), 200)
+
+    def moves(i: int) -> Callable[[http.client.HTTPConnection], None]:
+        gid, toks, _ = games[i]
+        return lambda c: _check(_request(c, "GET", f"/v1/games/{gid}/moves", token=toks[0]), 200)
+
+    def post(i: int) -> Callable[[http.client.HTTPConnection], None]:
+        seq = [1_000_000 + i * 10_000]
+        current = [_new_game(setup_for(i), seq[0])]
+        pos = [0]
+
+        def step(c: http.client.HTTPConnection) -> None:
+            gid, toks, plan = current[0]
+            if pos[0] >= len(plan):
+                seq[0] += 1
+                current[0] = _new_game(c, seq[0])
+                pos[0] = 0
+                gid, toks, plan = current[0]
+            seat, move = plan[pos[0]]
+            _check(_request(c, "POST", f"/v1/games/{gid}/moves", {"move": move, "version": pos[0]}, toks[seat]),
+                   200)
+            pos[0] += 1
+
+        return step
+
+    endpoints = (("trivial GET /healthz", trivial), ("GET view", view), ("GET moves", moves),
+                 ("POST move", post))
+    pooled: dict[str, tuple[list[float], float]] = {name: ([], 0.0) for name, _ in endpoints}
+    for _ in range(rounds):
+        for name, make in endpoints:
+            lat, elapsed = _load(port, seconds / rounds, clients, make)
+            pooled[name] = (pooled[name][0] + lat, pooled[name][1] + elapsed)
+    for name, (lat, elapsed) in pooled.items():
+        out[name] = {"requests": len(lat), "req_per_s": round(len(lat) / elapsed, 1),
+                     "p50_ms": round(_percentile(lat, 0.50) * 1000, 2),
+                     "p99_ms": round(_percentile(lat, 0.99) * 1000, 2)}
+    return out
+
+
+def _check(answer: tuple[int, Any], status: int) -> None:
+    if answer[0] != status:
+        raise RuntimeError(f"expected {status}, got {answer}")
+
+
+# --------------------------------------------------------------------------- AI jobs
+
+def _human_game(conn: http.client.HTTPConnection, rules_id: str, seed: int) -> tuple[str, str]:
+    n = engine.RULES[rules_id].default_players
+    status, created = _request(conn, "POST", "/v1/games", {"rules": rules_id, "seed": seed,
+                                                           "seats": [{"kind": "human"}] * n})
+    assert status == 201, created
+    seat = created["game"]["to_move"]
+    return created["game"]["id"], next(s["token"] for s in created["seats"] if s["seat"] == seat)
+
+
+def _wait_job(rconn: redis.Redis, job_id: str, timeout: float = 120.0) -> Job:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = Job.fetch(job_id, connection=rconn)
+        status = job.get_status()
+        if status == "finished" and job.ended_at is not None:
+            return job
+        if status in ("failed", "canceled", "stopped"):
+            raise RuntimeError(f"job {job_id} {status}")
+        time.sleep(0.0005)
+    raise RuntimeError(f"job {job_id} did not finish")
+
+
+def job_overhead(port: int, rconn: redis.Redis, n: int) -> dict[str, float]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    gid, token = _human_game(conn, "tiengow", 5)
+    queue_to_result = []
+    for _ in range(n):
+        status, job = _request(conn, "POST", f"/v1/games/{gid}/suggestions",
+                               {"engine": "ismcts", "params": {"iterations": 1}}, token)
+        assert status == 202, job
+        done = _wait_job(rconn, job["id"])
+        assert done.enqueued_at is not None and done.ended_at is not None
+        queue_to_result.append((done.ended_at - done.enqueued_at).total_seconds())
+    return {"jobs": n, "p50_ms": round(statistics.median(queue_to_result) * 1000, 2),
+            "p90_ms": round(_percentile(queue_to_result, 0.9) * 1000, 2)}
+
+
+def split_search(port: int, rconn: redis.Redis, iterations: int, repeats: int) -> dict[str, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    gid, token = _human_game(conn, "tiengow", 6)
+    rates: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(repeats):
+        for workers in (1, 2):
+            status, job = _request(conn, "POST", f"/v1/games/{gid}/suggestions",
+                                   {"engine": "ismcts", "workers": workers,
+                                    "params": {"iterations": iterations, "time_ms": 600000}}, token)
+            assert status == 202, job
+            done = _wait_job(rconn, job["id"])
+            first = min(Job.fetch(p, connection=rconn).enqueued_at or datetime.max
+                        for p in done.meta.get("parts", [done.id]))
+            assert done.ended_at is not None
+            wall = (done.ended_at - first).total_seconds()
+            result = done.return_value()
+            assert isinstance(result, dict)
+            rates[workers].append(result["stats"]["iterations"] / wall)
+    one, two = statistics.median(rates[1]), statistics.median(rates[2])
+    return {"iterations": iterations, "repeats": repeats, "workers_1_it_per_s": round(one, 1),
+            "workers_2_it_per_s": round(two, 1), "ratio": round(two / one, 2)}
+
+
+def _spin(n: int) -> float:
+    t = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i * i
+    return time.perf_counter() - t
+
+
+def cpu_parallelism(n: int = 4_000_000) -> float:
+    """How much faster two processes do two equal pure-Python loops than one does one after the other: the
+    ceiling for any two-worker speed-up on this machine right now (2.0 on two idle cores)."""
+    import multiprocessing
+
+    one = _spin(n)
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        t = time.perf_counter()
+        pool.map(_spin, [n, n])
+        two = time.perf_counter() - t
+    return round(2 * one / two, 2)
+
+
+# --------------------------------------------------------------------------- main
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tilehouse bench http", description=__doc__.split("\n\n")[0])
+    p.add_argument("--seconds", type=float, default=5.0, help="load time per endpoint (default 5)")
+    p.add_argument("--clients", type=int, default=4, help="client threads (default 4)")
+    p.add_argument("--rounds", type=int, default=5, help="interleaved slices per endpoint (default 5)")
+    p.add_argument("--jobs", type=int, default=60, help="1-iteration suggestions for the job overhead")
+    p.add_argument("--iterations", type=int, default=6000, help="ismcts iterations for the split search")
+    p.add_argument("--repeats", type=int, default=3, help="repeats of the split-search comparison")
+    p.add_argument("--redis-url", default=None, help="use this Redis (it is flushed!) instead of a private one")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+
+    tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
+    local = None
+    try:
+        if args.redis_url:
+            url = args.redis_url
+        else:
+            local = LocalRedis(tmp).start()
+            url = local.url
+        rconn = redis.Redis.from_url(url)
+        rconn.flushdb()
+        port = free_port()
+        report: dict[str, Any] = {}
+        with _processes(url, port, ai_workers=1):
+            report["http"] = http_figures(port, args.seconds, args.clients, args.rounds)
+            report["ai_job_overhead"] = job_overhead(port, rconn, args.jobs)
+        rconn.flushdb()
+        port = free_port()
+        with _processes(url, port, ai_workers=2):
+            report["cpu_parallelism_before"] = cpu_parallelism()
+            report["split_search"] = split_search(port, rconn, args.iterations, args.repeats)
+            report["cpu_parallelism_after"] = cpu_parallelism()
+        base = report["http"]["trivial GET /healthz"]["req_per_s"]
+        report["ratios_to_trivial"] = {k: round(v["req_per_s"] / base, 2) for k, v in report["http"].items()}
+    finally:
+        if local is not None:
+            local.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"HTTP: gunicorn, 2 workers, {args.clients} client threads, {args.seconds:g} s per endpoint in"
+          f" {args.rounds} interleaved rounds")
+    for name, fig in report["http"].items():
+        print(f"  {name:30s} {fig['req_per_s']:8.1f} req/s  p50 {fig['p50_ms']:6.2f} ms  p99 {fig['p99_ms']:7.2f} ms"
+              f"  ({report['ratios_to_trivial'][name]:.0%} of trivial)")
+    o = report["ai_job_overhead"]
+    print(f"AI job overhead (ismcts, 1 iteration, queue -> result): p50 {o['p50_ms']} ms, p90 {o['p90_ms']} ms"
+          f" over {o['jobs']} jobs")
+    s = report["split_search"]
+    print(f"ismcts {s['iterations']} iterations on 2 running workers: workers:1 {s['workers_1_it_per_s']} it/s,"
+          f" workers:2 {s['workers_2_it_per_s']} it/s, ratio {s['ratio']} (median of {s['repeats']})")
+    print(f"  (this machine's two-process speed-up of a pure-Python loop just before and after: "
+          f"{report['cpu_parallelism_before']} and {report['cpu_parallelism_after']}; 2.0 on two idle cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,161 @@
+"""``/v1/games``: create, view, move, read events, ask for suggestions, delete (shared/API.md)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+
+import engine
+from service import auth, jobs, schemas
+from service.api import (
+    caller,
+    conn,
+    event_for,
+    game_view,
+    json_body,
+    not_modified,
+    request_id,
+    seat_of,
+    store,
+    viewer,
+    with_etag,
+)
+from service.api import engines as engines_api
+from service.api.jobs import job_json
+from service.problems import Problem, from_exception, invalid
+from service.store import Game, NotYourTurn, VersionConflict, new_game_id
+
+bp = Blueprint("games", __name__, url_prefix="/v1/games")
+
+
+def _load(game_id: str) -> Game:
+    return store().get(game_id)
+
+
+@bp.post("")
+def create_game() -> ResponseReturnValue:
+    data = schemas.load(schemas.CREATE_GAME, json_body())
+    rs = engine.get_rules(data["rules"])
+    seats_in: list[dict[str, Any]] = data["seats"]
+    seed = data["seed"] if "seed" in data else secrets.randbits(63)
+    state = rs.new(len(seats_in), seed, data["options"])
+    seats: list[dict[str, Any]] = []
+    for i, s in enumerate(seats_in):
+        meta: dict[str, Any] = {"seat": i, "name": s.get("name") or f"seat {i}", "kind": s["kind"],
+                                "engine": None, "params": {}}
+        if s["kind"] == "ai":
+            try:
+                meta["params"] = engines_api.check(s["engine"], s.get("params") or {})
+            except Exception as e:
+                raise from_exception(e, field_prefix=f"seats.{i}.") from None
+            meta["engine"] = s["engine"]
+        seats.append(meta)
+    game_id = new_game_id()
+    tokens = {str(i): auth.new_token(game_id) for i, s in enumerate(seats) if s["kind"] == "human"}
+    admin = auth.new_token(game_id)
+    hashes = {k: auth.token_hash(t) for k, t in tokens.items()}
+    hashes[auth.ADMIN] = auth.token_hash(admin)
+    doc = {"id": game_id, "rules": rs.id, "options": state.options, "players": len(seats), "seed": seed,
+           "seats": seats, "state": state.to_dict(), "last_move": None}
+    game = store().create(game_id, doc, hashes)
+    jobs.record_game(conn(), "created")
+    jobs.schedule_play(conn(), game, request_id=request_id(), cfg=current_app.config)
+    body = {"game": game_view(game, None, None), "admin_token": admin,
+            "seats": [{"seat": int(k), "token": t} for k, t in sorted(tokens.items(), key=lambda kv: int(kv[0]))]}
+    resp = jsonify(body)
+    resp.status_code = 201
+    resp.headers["Location"] = f"/v1/games/{game_id}"
+    return with_etag(resp, game)
+
+
+@bp.get("/<game_id>")
+def get_game(game_id: str) -> ResponseReturnValue:
+    game = _load(game_id)
+    seat = viewer(game)
+    if game.ai_to_move and jobs.ensure_ai_progress(conn(), game, current_app.config):
+        game = _load(game_id)
+    cached = not_modified(game)
+    if cached is not None:
+        return cached
+    return with_etag(jsonify(game_view(game, seat, game.last_event)), game)
+
+
+@bp.delete("/<game_id>")
+def delete_game(game_id: str) -> ResponseReturnValue:
+    game = _load(game_id)
+    if caller(game, required=True) != auth.ADMIN:
+        raise Problem(403, "deleting a game needs its admin_token", slug="not-admin")
+    for job_id in store().delete(game_id):
+        try:
+            Job.fetch(job_id, connection=conn()).delete()
+        except NoSuchJobError:
+            continue
+    return "", 204
+
+
+@bp.get("/<game_id>/moves")
+def list_moves(game_id: str) -> ResponseReturnValue:
+    game = _load(game_id)
+    seat = viewer(game)
+    cached = not_modified(game)
+    if cached is not None:
+        return cached
+    state = game.state
+    moves = [m.to_dict() for m in state.legal_moves()] if seat is not None and seat == state.to_move else []
+    return with_etag(jsonify(moves), game)
+
+
+@bp.post("/<game_id>/moves")
+def post_move(game_id: str) -> ResponseReturnValue:
+    game = _load(game_id)
+    seat = seat_of(game)
+    data = schemas.load(schemas.MOVE, json_body())
+    after, applied = store().apply_move(game_id, seat, data["move"], data.get("version"), game)
+    if applied:
+        if after.state.finished:
+            jobs.record_game(conn(), "finished")
+        jobs.schedule_play(conn(), after, request_id=request_id(), cfg=current_app.config)
+    return with_etag(jsonify(game_view(after, seat, after.last_event)), after)
+
+
+@bp.get("/<game_id>/events")
+def list_events(game_id: str) -> ResponseReturnValue:
+    game = _load(game_id)
+    seat = viewer(game)
+    query = schemas.load(schemas.EVENTS_QUERY, request.args.to_dict())
+    return jsonify([event_for(n, ev, seat) for n, ev in store().events(game_id, query["after"])])
+
+
+@bp.post("/<game_id>/suggestions")
+def post_suggestion(game_id: str) -> ResponseReturnValue:
+    game = _load(game_id)
+    seat = seat_of(game)
+    data = schemas.load(schemas.SUGGESTION, json_body())
+    engine_id: str = data["engine"]
+    try:
+        params = engines_api.check(engine_id, data["params"])
+    except Exception as e:
+        raise from_exception(e) from None
+    if data["workers"] > 1 and engine_id != "ismcts":
+        raise invalid({"workers": [f"only ismcts splits a search over workers, not {engine_id!r}"]})
+    if "version" in data and data["version"] != game.version:
+        raise VersionConflict(data["version"], game.version)
+    if game.state.to_move != seat:
+        raise NotYourTurn(seat, game.state.to_move)
+    count, retry = store().count_suggestion(game_id, seat, time.time())
+    if count > current_app.config["SUGGESTIONS_PER_MINUTE"]:
+        raise Problem(429, f"at most {current_app.config['SUGGESTIONS_PER_MINUTE']} suggestions per seat and "
+                           "minute", headers={"Retry-After": str(retry)})
+    seed = data["seed"] if "seed" in data else secrets.randbits(63)
+    job = jobs.enqueue_suggestion(conn(), game, seat, engine_id, params, data["workers"], seed, request_id(),
+                                  cfg=current_app.config)
+    resp = jsonify(job_json(job))
+    resp.status_code = 202
+    resp.headers["Location"] = f"/v1/jobs/{job.id}"
+    return resp

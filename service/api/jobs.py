@@ -1,0 +1,81 @@
+"""``/v1/jobs/{job_id}``: the status of an AI job (shared/API.md "AI").
+
+``queued`` (RQ's queued, deferred or scheduled), ``started``, ``finished`` with ``result``, or ``failed``
+with a ``problem`` document.  A suggestion job is readable only with the token of the seat that asked for
+it (401 without a token, 403 with any other); a play job is readable by anyone because its result holds
+only the outcome, the new version and the engine -- never the move or the search statistics.  A failed job's
+problem never carries the exception text, which could name a hidden tile.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Blueprint, jsonify
+from flask.typing import ResponseReturnValue
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+
+from service.api import caller, conn, store
+from service.jobs import decision_json
+from service.problems import TYPE_PREFIX, Problem
+from service.store import GameNotFound
+
+bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
+
+JOB_ID = re.compile(r"[A-Za-z0-9_-]{1,160}")
+_QUEUED = {JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED, JobStatus.CREATED}
+_FAILED = {JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
+
+
+def _problem(status: int, slug: str, title: str, detail: str) -> dict[str, Any]:
+    return {"type": TYPE_PREFIX + slug, "title": title, "status": status, "detail": detail}
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    meta = job.meta
+    status = job.get_status(refresh=False) or JobStatus.QUEUED
+    out: dict[str, Any] = {"id": job.id, "kind": meta.get("kind", "unknown"), "game": meta.get("game"),
+                           "version": meta.get("version")}
+    if status in _QUEUED:
+        out["status"] = "queued"
+    elif status == JobStatus.STARTED:
+        out["status"] = "started"
+    elif status == JobStatus.FINISHED:
+        value = job.return_value()
+        if not isinstance(value, dict):
+            value = decision_json(value, str(meta.get("engine")))
+        if value.get("outcome") == "stale" and out["kind"] == "suggestion":
+            out["status"] = "failed"
+            out["problem"] = _problem(409, "stale-version", "Version conflict",
+                                      "the game moved on before the suggestion was computed; ask again")
+        else:
+            out["status"] = "finished"
+            out["result"] = value
+    else:
+        out["status"] = "failed"
+        detail = ("the AI job failed; a retry or a cheaper engine takes over the move" if out["kind"] == "play"
+                  else "the AI job failed; ask again")
+        out["problem"] = _problem(500, "job-failed", "AI job failed", detail)
+    return out
+
+
+@bp.get("/<job_id>")
+def get_job(job_id: str) -> ResponseReturnValue:
+    if not JOB_ID.fullmatch(job_id):
+        raise Problem(404, f"no job {job_id!r}")
+    try:
+        job = Job.fetch(job_id, connection=conn())
+        job.get_status(refresh=True)
+    except NoSuchJobError:
+        raise Problem(404, f"no job {job_id!r} (it may have expired)") from None
+    if job.meta.get("kind") == "suggestion":
+        try:
+            game = store().get(job.meta["game"])
+        except GameNotFound:
+            raise Problem(404, f"no job {job_id!r} (its game is gone)") from None
+        if caller(game, required=True) != job.meta["seat"]:
+            raise Problem(403, "a suggestion is readable only with the token of the seat that asked for it",
+                          slug="not-your-job")
+    return jsonify(job_json(job))

@@ -1,0 +1,75 @@
+"""Configuration of the HTTP service and its workers.
+
+Three layers, later ones win (Flask's ``flaskr`` pattern): the defaults below, then environment variables
+``TILEHOUSE_<NAME>`` (for example ``TILEHOUSE_REDIS_URL``, ``TILEHOUSE_GAME_TTL_SECONDS``), then the mapping
+passed to ``create_app``.  Every default is a named constant with its unit; the workers read the same layers
+(without a mapping), so an API process and its workers agree as long as they share the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+#: Redis holding games, events and the RQ queues
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+#: idle time after which a game and everything stored for it expire, in seconds (7 days); refreshed on every move
+DEFAULT_GAME_TTL_SECONDS = 7 * 24 * 3600
+#: largest request body accepted, in bytes (a move or a game creation is well under 1 KiB)
+DEFAULT_MAX_BODY_BYTES = 64 * 1024
+#: hard limit for one AI job (play or suggestion), in seconds; a timed-out play job is retried, then replaced
+DEFAULT_AI_JOB_TIMEOUT_SECONDS = 120
+#: how long finished job results stay readable, in seconds
+DEFAULT_JOB_RESULT_TTL_SECONDS = 3600
+#: how long failed jobs stay readable, in seconds
+DEFAULT_JOB_FAILURE_TTL_SECONDS = 24 * 3600
+#: the Retry-After we send with a 503, in seconds
+DEFAULT_RETRY_AFTER_SECONDS = 5
+#: suggestions one seat may ask for per minute (each is AI work on a shared queue); more is a 429
+DEFAULT_SUGGESTIONS_PER_MINUTE = 30
+#: socket timeout of the Redis client used by the API, in seconds
+DEFAULT_REDIS_SOCKET_TIMEOUT_SECONDS = 5.0
+
+DEFAULTS: dict[str, Any] = {
+    "REDIS_URL": DEFAULT_REDIS_URL,
+    "GAME_TTL_SECONDS": DEFAULT_GAME_TTL_SECONDS,
+    "MAX_BODY_BYTES": DEFAULT_MAX_BODY_BYTES,
+    "AI_JOB_TIMEOUT_SECONDS": DEFAULT_AI_JOB_TIMEOUT_SECONDS,
+    "JOB_RESULT_TTL_SECONDS": DEFAULT_JOB_RESULT_TTL_SECONDS,
+    "JOB_FAILURE_TTL_SECONDS": DEFAULT_JOB_FAILURE_TTL_SECONDS,
+    "RETRY_AFTER_SECONDS": DEFAULT_RETRY_AFTER_SECONDS,
+    "REDIS_SOCKET_TIMEOUT_SECONDS": DEFAULT_REDIS_SOCKET_TIMEOUT_SECONDS,
+    "SUGGESTIONS_PER_MINUTE": DEFAULT_SUGGESTIONS_PER_MINUTE,
+}
+
+ENV_PREFIX = "TILEHOUSE_"
+
+
+class ConfigError(ValueError):
+    """An environment variable or config value of the wrong type."""
+
+
+def _coerce(name: str, default: Any, raw: Any) -> Any:
+    if isinstance(raw, str) and not isinstance(default, str):
+        try:
+            value: Any = type(default)(raw)
+        except ValueError:
+            raise ConfigError(f"{ENV_PREFIX}{name} must be a {type(default).__name__}, not {raw!r}") from None
+    else:
+        value = raw
+    if isinstance(default, int | float) and not isinstance(default, bool) and value <= 0:
+        raise ConfigError(f"{name} must be positive, not {value!r}")
+    return value
+
+
+def load(mapping: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Defaults, then ``TILEHOUSE_*`` environment variables, then ``mapping``."""
+    env = os.environ if environ is None else environ
+    out = dict(DEFAULTS)
+    for name, default in DEFAULTS.items():
+        if ENV_PREFIX + name in env:
+            out[name] = _coerce(name, default, env[ENV_PREFIX + name])
+    for name, value in (mapping or {}).items():
+        out[name] = _coerce(name, DEFAULTS[name], value) if name in DEFAULTS else value
+    return out

@@ -1,0 +1,118 @@
+"""Marshmallow schemas for every request body and query string of the API (shared/API.md).
+
+Each schema checks shape and types only (unknown fields are refused; integers must be JSON integers, not
+``true``, ``3.0`` or ``"3"``); whether a rule set, an option, an engine or a parameter exists is asked of
+the engine and AI registries by the routes, and their errors become the same 422 document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
+
+from service.problems import Problem, invalid
+
+#: the largest seed a game or a suggestion accepts (engines derive string seeds from it; 63 bits keeps it
+#: an exact JSON number in every client language that has 64-bit integers)
+MAX_SEED = 2**63 - 1
+#: most seats any rule set could want; the rule set's own range is checked after the schema
+MAX_SEATS = 16
+#: ``workers`` of an ismcts suggestion: how many jobs (different seeds) one search is split into
+MAX_SUGGESTION_WORKERS = 16
+MAX_NAME_LENGTH = 64
+MAX_ID_LENGTH = 64
+
+
+class StrictInt(fields.Integer):
+    """An integer that refuses booleans (JSON ``true`` is not 1)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class MoveField(fields.Field):
+    """A move id string or a move object."""
+
+    default_error_messages = {"invalid": "a move is a move id string or a move object"}  # noqa: RUF012
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
+        if isinstance(value, str):
+            if not value or len(value) > 256:
+                raise ValidationError("a move id is 1 to 256 characters")
+            return value
+        if isinstance(value, dict):
+            return value
+        raise self.make_error("invalid")
+
+
+class _Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class SeatSchema(_Strict):
+    kind = fields.String(required=True, validate=validate.OneOf(["human", "ai"]))
+    name = fields.String(validate=validate.Length(min=1, max=MAX_NAME_LENGTH))
+    engine = fields.String(validate=validate.Length(min=1, max=MAX_ID_LENGTH))
+    params = fields.Dict(keys=fields.String())
+
+    @validates_schema
+    def _engine_only_for_ai(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if data.get("kind") == "ai" and "engine" not in data:
+            raise ValidationError("an AI seat needs an engine", "engine")
+        if data.get("kind") == "human" and ("engine" in data or "params" in data):
+            raise ValidationError("a human seat has no engine or params", "engine")
+
+
+class CreateGameSchema(_Strict):
+    rules = fields.String(required=True, validate=validate.Length(min=1, max=MAX_ID_LENGTH))
+    options = fields.Dict(keys=fields.String(), load_default=dict)
+    seed = StrictInt(validate=validate.Range(min=0, max=MAX_SEED))
+    seats = fields.List(fields.Nested(SeatSchema), required=True,
+                        validate=validate.Length(min=1, max=MAX_SEATS))
+
+
+class MoveSchema(_Strict):
+    move = MoveField(required=True)
+    version = StrictInt(validate=validate.Range(min=0))
+
+
+class SuggestionSchema(_Strict):
+    engine = fields.String(load_default="ismcts", validate=validate.Length(min=1, max=MAX_ID_LENGTH))
+    params = fields.Dict(keys=fields.String(), load_default=dict)
+    workers = StrictInt(load_default=1, validate=validate.Range(min=1, max=MAX_SUGGESTION_WORKERS))
+    seed = StrictInt(validate=validate.Range(min=0, max=MAX_SEED))
+    version = StrictInt(validate=validate.Range(min=0))
+
+
+class EventsQuerySchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+
+
+CREATE_GAME = CreateGameSchema()
+MOVE = MoveSchema()
+SUGGESTION = SuggestionSchema()
+EVENTS_QUERY = EventsQuerySchema()
+
+
+def load(schema: Schema, data: Any) -> dict[str, Any]:
+    """``schema.load(data)`` or a 422 problem naming every bad field."""
+    if not isinstance(data, dict):
+        raise Problem(422, "the request body must be a JSON object", errors={"_schema": ["not an object"]})
+    try:
+        out = schema.load(data)
+    except ValidationError as e:
+        messages = e.messages if isinstance(e.messages, dict) else {"_schema": e.messages}
+        raise invalid(messages) from None
+    assert isinstance(out, dict)
+    return out

@@ -1,0 +1,341 @@
+"""The Redis store of games (shared/ARCHITECTURE.md "The service", issue 7 "Store").
+
+Keys of one game, all with the hash tag ``{<game id>}`` so that they live on one Redis Cluster slot and one
+Lua script may touch them all:
+
+* ``th:game:{<id>}`` -- a hash: ``version`` (int, +1 per applied move), ``doc`` (JSON: the engine's
+  ``to_dict()`` under ``state`` plus the service's seat metadata, options, seed and the last move),
+  ``tokens`` (JSON: seat or ``"admin"`` -> SHA-256 of the token), ``ai_job`` (the id of the play job
+  that is to move the AI seat now, or empty), and ``last``/``events`` (a copy of the newest event and the
+  number of events, so that a view is one ``HMGET``).
+* ``th:game:{<id>}:events`` -- a list, oldest first, of ``{"version", "type", "seat", "data", "secret"}``
+  exactly as the engine produced them: ``data`` for everyone, ``secret[seat]`` for that seat only.  The
+  event number ``n`` is the list position + 1, so ``after=N`` is one ``LRANGE``.
+* ``th:game:{<id>}:jobs`` -- a set of the RQ job ids queued for the game, so ``DELETE`` can remove them.
+* ``th:game:{<id>}:rate`` -- a hash of suggestion counts per seat and minute (``"<seat>:<minute>"``), for
+  the suggestion rate limit; it expires two minutes after its last count.
+
+Reading is one round trip.  Parsing the stored state is the dearest part of a read, so each process keeps
+the parsed document and state of recently read games (:class:`_ParsedCache`), reused only when the stored
+bytes are identical to the ones parsed; a cached state is never mutated (moves are played on a clone).
+
+The state is replaced only by :data:`COMMIT_LUA`, an atomic compare-and-set on ``version`` that also
+appends the events and refreshes the idle expiry of every key of the game: two concurrent moves never both
+land and no move is lost (the loser gets :class:`VersionConflict`).  Every key expires after the idle time
+(``GAME_TTL_SECONDS``, default 7 days), refreshed on every move.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import redis
+
+from engine import IllegalMove, load_state
+from engine.game import Event, State
+
+#: key prefix of every tilehouse key that is not RQ's
+PREFIX = "th:game:"
+#: bytes of randomness in a game id (64 bits: ids are not secrets, only unique)
+GAME_ID_BYTES = 8
+#: parsed games kept per process (each a few kB); a poll of an unchanged game then parses nothing
+PARSED_CACHE_ENTRIES = 512
+
+#: KEYS: game hash, events list, jobs set.  ARGV: expected version, new doc, ttl seconds, ai_job, events...
+#: Returns {1, new version} or {0, current version} (-1 when the game does not exist).
+COMMIT_LUA = """
+local v = redis.call('HGET', KEYS[1], 'version')
+if not v then return {0, -1} end
+if v ~= ARGV[1] then return {0, tonumber(v)} end
+local nv = tonumber(v) + 1
+redis.call('HSET', KEYS[1], 'version', nv, 'doc', ARGV[2], 'ai_job', ARGV[4])
+if #ARGV >= 5 then
+  for i = 5, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+  redis.call('HSET', KEYS[1], 'last', ARGV[#ARGV], 'events', redis.call('LLEN', KEYS[2]))
+end
+local ttl = tonumber(ARGV[3])
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('EXPIRE', KEYS[i], ttl) end
+end
+return {1, nv}
+"""
+
+#: KEYS: game hash.  ARGV: expected version, job id.  Points ``ai_job`` at a replacement job, but only while
+#: the game is still at the version the job was for.
+SET_AI_JOB_LUA = """
+local v = redis.call('HGET', KEYS[1], 'version')
+if v ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'ai_job', ARGV[2])
+return 1
+"""
+
+
+class GameNotFound(LookupError):
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"no game {game_id!r} (it may have expired or been deleted)")
+        self.game_id = game_id
+
+
+class VersionConflict(Exception):
+    def __init__(self, expected: int | None, current: int) -> None:
+        super().__init__(f"the game is at version {current}, not {expected}; someone moved first")
+        self.expected = expected
+        self.current = current
+
+
+class NotYourTurn(Exception):
+    def __init__(self, seat: int, to_move: int | None) -> None:
+        msg = "the game is over" if to_move is None else f"seat {seat} is not to move (seat {to_move} is)"
+        super().__init__(msg)
+        self.seat = seat
+        self.to_move = to_move
+
+
+def game_key(game_id: str) -> str:
+    return f"{PREFIX}{{{game_id}}}"
+
+
+def events_key(game_id: str) -> str:
+    return f"{PREFIX}{{{game_id}}}:events"
+
+
+def jobs_key(game_id: str) -> str:
+    return f"{PREFIX}{{{game_id}}}:jobs"
+
+
+def rate_key(game_id: str) -> str:
+    return f"{PREFIX}{{{game_id}}}:rate"
+
+
+def keys_of(game_id: str) -> list[str]:
+    """The keys the move script touches (the rate hash has its own, shorter life)."""
+    return [game_key(game_id), events_key(game_id), jobs_key(game_id)]
+
+
+def new_game_id() -> str:
+    return secrets.token_hex(GAME_ID_BYTES)
+
+
+def play_job_id(game_id: str, version: int) -> str:
+    """The deterministic id of the play job that moves the AI seat of ``game_id`` at ``version``: queuing
+    it twice is impossible (RQ refuses a second job with the same id)."""
+    return f"play-{game_id}-{version}"
+
+
+@dataclass
+class Game:
+    """One stored game as read in one round trip.  ``state`` may be shared with other readers through the
+    parse cache: read it, clone it to change it."""
+
+    id: str
+    version: int
+    doc: dict[str, Any]
+    tokens: dict[str, str]
+    ai_job: str | None
+    _state: State | None = field(default=None, repr=False)
+    #: ``(n, stored event)`` of the newest event, or None before the first move
+    last_event: tuple[int, dict[str, Any]] | None = None
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            self._state = load_state(self.doc["state"])
+        return self._state
+
+    def seat_meta(self, seat: int) -> dict[str, Any]:
+        return dict(self.doc["seats"][seat])
+
+    def is_ai(self, seat: int | None) -> bool:
+        return seat is not None and self.doc["seats"][seat]["kind"] == "ai"
+
+    @property
+    def ai_to_move(self) -> bool:
+        return self.is_ai(self.state.to_move)
+
+
+def _event_json(ev: Event, version: int) -> str:
+    # JSON turns the int seat keys of ``secret`` into strings; readers look them up as strings.
+    return json.dumps({"version": version, "type": ev["type"], "seat": ev["seat"], "data": ev["data"],
+                       "secret": ev["secret"]}, separators=(",", ":"))
+
+
+class _ParsedCache:
+    """``game id -> (raw doc bytes, parsed doc, state)`` for recently read games, least recently used out."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[str, tuple[bytes, dict[str, Any], State]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, game_id: str, raw: bytes) -> tuple[dict[str, Any], State] | None:
+        with self._lock:
+            hit = self._items.get(game_id)
+            if hit is None or hit[0] != raw:
+                return None
+            self._items.move_to_end(game_id)
+            return hit[1], hit[2]
+
+    def put(self, game_id: str, raw: bytes, doc: dict[str, Any], state: State) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._items[game_id] = (raw, doc, state)
+            self._items.move_to_end(game_id)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_PARSED = _ParsedCache(PARSED_CACHE_ENTRIES)
+
+
+class Store:
+    """Games in Redis.  The connection is passed in (RQ's habit), never global."""
+
+    def __init__(self, conn: redis.Redis, ttl_seconds: int) -> None:
+        self.conn = conn
+        self.ttl = int(ttl_seconds)
+        self._commit = conn.register_script(COMMIT_LUA)
+        self._set_ai_job = conn.register_script(SET_AI_JOB_LUA)
+
+    # ---- create, read, delete
+
+    def create(self, game_id: str, doc: Mapping[str, Any], tokens: Mapping[str, str],
+               events: Iterable[Event] = ()) -> Game:
+        state = load_state(doc["state"])
+        ai_job = play_job_id(game_id, 0) if state.to_move is not None and \
+            doc["seats"][state.to_move]["kind"] == "ai" else ""
+        pipe = self.conn.pipeline(transaction=True)
+        evs = [_event_json(e, 0) for e in events]
+        fields: dict[Any, str | int] = {"version": 0, "doc": json.dumps(doc, separators=(",", ":")), "tokens": json.dumps(dict(tokens)),
+                  "ai_job": ai_job, "events": len(evs)}
+        if evs:
+            fields["last"] = evs[-1]
+            pipe.rpush(events_key(game_id), *evs)
+        pipe.hset(game_key(game_id), mapping=fields)
+        for key in keys_of(game_id):
+            pipe.expire(key, self.ttl)
+        pipe.execute()
+        last = (len(evs), json.loads(evs[-1])) if evs else None
+        return Game(game_id, 0, dict(doc), dict(tokens), ai_job or None, state, last)
+
+    def get(self, game_id: str) -> Game:
+        # the client is made without decode_responses, so every value is bytes or None
+        version, raw, tokens, ai_job, last, count = cast(list[bytes | None], self.conn.hmget(
+            game_key(game_id), ["version", "doc", "tokens", "ai_job", "last", "events"]))
+        if version is None or raw is None:
+            raise GameNotFound(game_id)
+        parsed = _PARSED.get(game_id, raw)
+        if parsed is None:
+            doc = json.loads(raw)
+            state = load_state(doc["state"])
+            _PARSED.put(game_id, raw, doc, state)
+        else:
+            doc, state = parsed
+        return Game(game_id, int(version), doc, json.loads(tokens or b"{}"), ai_job.decode() if ai_job else None,
+                    state, (int(count or 0), json.loads(last)) if last else None)
+
+    def version(self, game_id: str) -> int | None:
+        v = self.conn.hget(game_key(game_id), "version")
+        return None if v is None else int(v)
+
+    def delete(self, game_id: str) -> list[str]:
+        """Remove every key of the game; returns the ids of its RQ jobs (the caller removes those)."""
+        job_ids = sorted(j.decode() for j in cast(set[bytes], self.conn.smembers(jobs_key(game_id))))
+        self.conn.delete(*keys_of(game_id), rate_key(game_id))
+        return job_ids
+
+    def count_suggestion(self, game_id: str, seat: int, now: float) -> tuple[int, int]:
+        """Count one suggestion of ``seat`` in the current minute: ``(count so far, seconds left in it)``."""
+        minute = int(now // 60)
+        pipe = self.conn.pipeline(transaction=True)
+        pipe.hincrby(rate_key(game_id), f"{seat}:{minute}", 1)
+        pipe.expire(rate_key(game_id), 120)
+        count, _ = pipe.execute()
+        return int(count), 60 - int(now) % 60
+
+    def add_job(self, game_id: str, job_id: str) -> None:
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.sadd(jobs_key(game_id), job_id)
+        pipe.expire(jobs_key(game_id), self.ttl)
+        pipe.execute()
+
+    def set_ai_job(self, game_id: str, version: int, job_id: str) -> bool:
+        return bool(self._set_ai_job(keys=[game_key(game_id)], args=[version, job_id]))
+
+    def events(self, game_id: str, after: int = 0) -> list[tuple[int, dict[str, Any]]]:
+        """``(n, stored event)`` for the events numbered above ``after`` (numbers start at 1)."""
+        raw = self.conn.lrange(events_key(game_id), after, -1)
+        return [(after + i + 1, json.loads(r)) for i, r in enumerate(raw)]
+
+    # ---- moves
+
+    def apply_move(self, game_id: str, seat: int, spec: str | Mapping[str, Any],
+                   expected_version: int | None = None, game: Game | None = None) -> tuple[Game, bool]:
+        """Play ``spec`` (a move id or move object) for ``seat``.  Returns ``(game after, applied)``;
+        ``applied`` is False for an idempotent retry of the move that produced the current version.
+
+        Raises ``GameNotFound``, ``VersionConflict`` (stale ``expected_version``, or a concurrent move won
+        the compare-and-set), ``NotYourTurn``, and the engine's ``InvalidMove``/``IllegalMove``.  Nothing
+        is written unless the move is applied.  ``game`` is the game as the caller has just read it (saves
+        a round trip; the compare-and-set still guards against anything newer).
+        """
+        if game is None:
+            game = self.get(game_id)
+        if expected_version is not None and expected_version != game.version:
+            if expected_version == game.version - 1 and self._is_retry(game, seat, spec):
+                return game, False
+            raise VersionConflict(expected_version, game.version)
+        state = game.state
+        if state.to_move != seat:
+            if expected_version is None and self._is_retry(game, seat, spec):
+                return game, False
+            raise NotYourTurn(seat, state.to_move)
+        try:
+            move = state.find_move(spec)
+        except IllegalMove:
+            if expected_version is None and self._is_retry(game, seat, spec):
+                return game, False
+            raise
+        state = state.clone()  # the read state may be shared through the parse cache
+        events = state.play(move)
+        new_version = game.version + 1
+        doc = dict(game.doc)
+        doc["state"] = state.to_dict()
+        doc["last_move"] = {"seat": seat, "move": move.id, "request": spec, "version": game.version}
+        nxt = state.to_move
+        ai_job = play_job_id(game_id, new_version) if game.is_ai(nxt) else ""
+        logged = [_event_json(e, new_version) for e in events]
+        raw = json.dumps(doc, separators=(",", ":"))
+        ok, current = self._commit(keys=keys_of(game_id), args=[game.version, raw, self.ttl, ai_job, *logged])
+        if not ok:
+            if current == -1:
+                raise GameNotFound(game_id)
+            raise VersionConflict(expected_version if expected_version is not None else game.version, current)
+        _PARSED.put(game_id, raw.encode(), doc, state)
+        last = game.last_event
+        if logged:
+            last = ((last[0] if last else 0) + len(logged), json.loads(logged[-1]))
+        return Game(game_id, new_version, doc, game.tokens, ai_job or None, state, last), True
+
+    @staticmethod
+    def _is_retry(game: Game, seat: int, spec: str | Mapping[str, Any]) -> bool:
+        """Is ``spec`` by ``seat`` the very move that produced the current version?"""
+        last = game.doc.get("last_move")
+        if not last or last["seat"] != seat or last["version"] != game.version - 1:
+            return False
+        if spec == last["request"] or spec == last["move"]:
+            return True
+        if isinstance(spec, Mapping) and spec.get("id") == last["move"]:
+            return True
+        if isinstance(spec, str):
+            try:
+                return bool(game.state.canonical_move_id(spec) == last["move"])
+            except ValueError:
+                return False
+        return False

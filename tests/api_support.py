@@ -1,0 +1,111 @@
+"""Test support for the HTTP service: an app on the test Redis whose test client checks every response
+it receives against ``openapi.yaml`` (path, method, status, content type and body schema), a burst RQ
+worker to drain the queues, and small helpers to play games through HTTP.
+
+The fixtures (``app``, ``client``, ``drain``) are in ``api_fixtures.py``, loaded by the API test modules with
+``pytest_plugins = ["api_fixtures"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from flask.testing import FlaskClient
+from jsonschema import Draft202012Validator
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC: dict[str, Any] = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+_TEMPLATES = [(re.compile("^" + re.sub(r"\{[^/]+\}", "[^/]+", p) + "$"), p) for p in SPEC["paths"]]
+_VALIDATORS: dict[str, Draft202012Validator] = {}
+#: every (method, path template, status) the suite saw, to check coverage of the contract
+SEEN: set[tuple[str, str, int]] = set()
+
+
+def _validator(schema: dict[str, Any]) -> Draft202012Validator:
+    key = json.dumps(schema, sort_keys=True)
+    if key not in _VALIDATORS:
+        # local "#/components/..." references resolve against this root
+        _VALIDATORS[key] = Draft202012Validator({**schema, "components": SPEC["components"]})
+    return _VALIDATORS[key]
+
+
+def _resolve(obj: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in obj:
+        node: Any = SPEC
+        for part in obj["$ref"].lstrip("#/").split("/"):
+            node = node[part]
+        obj = node
+    return obj
+
+
+def check_response(method: str, path: str, status: int, content_type: str | None, body: bytes) -> None:
+    """Assert that the response is one ``openapi.yaml`` describes."""
+    ctype = (content_type or "").split(";")[0].strip()
+    template = next((t for rx, t in _TEMPLATES if rx.match(path)), None)
+    if template is None or method.lower() not in SPEC["paths"][template]:
+        # an unknown path is a 404 problem, a known path with another method a 405 problem
+        assert status == (404 if template is None else 405), (method, path, status)
+        assert ctype == "application/problem+json"
+        errors = list(_validator({"$ref": "#/components/schemas/Problem"}).iter_errors(json.loads(body)))
+        assert not errors, errors
+        return
+    op = SPEC["paths"][template][method.lower()]
+    responses = op["responses"]
+    assert str(status) in responses, f"{method} {template} answered {status}, which openapi.yaml does not list"
+    SEEN.add((method.upper(), template, status))
+    resp = _resolve(responses[str(status)])
+    content = resp.get("content")
+    if not content:
+        assert not body, f"{method} {template} {status} should have no body"
+        return
+    assert ctype in content, f"{method} {template} {status}: {ctype} not in {list(content)}"
+    schema = content[ctype]["schema"]
+    if ctype in ("application/json", "application/problem+json"):
+        doc = json.loads(body)
+        errors = sorted(_validator(schema).iter_errors(doc), key=str)
+        assert not errors, f"{method} {path} {status}: {errors[0].message} at {list(errors[0].absolute_path)}"
+
+
+class ContractClient(FlaskClient):
+    """A Flask test client that validates every response against openapi.yaml."""
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        resp = super().open(*args, **kwargs)
+        req = resp.request
+        if req.method not in ("HEAD", "OPTIONS"):
+            check_response(req.method, req.path, resp.status_code, resp.headers.get("Content-Type"),
+                           resp.get_data())
+        return resp
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def create(client, rules: str, seats: list[dict[str, Any]], *, seed: int = 7,
+           options: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"rules": rules, "seed": seed, "seats": seats}
+    if options is not None:
+        body["options"] = options
+    r = client.post("/v1/games", json=body)
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()
+
+
+def humans(n: int) -> list[dict[str, Any]]:
+    return [{"kind": "human", "name": f"P{i}"} for i in range(n)]
+
+
+def cheap_ai(engine_id: str = "ismcts") -> dict[str, Any]:
+    """An AI seat that costs little: ismcts with a handful of iterations."""
+    if engine_id == "ismcts":
+        return {"kind": "ai", "engine": "ismcts", "params": {"iterations": 8}}
+    return {"kind": "ai", "engine": engine_id}
+
+
+def tokens_by_seat(created: dict[str, Any]) -> dict[int, str]:
+    return {s["seat"]: s["token"] for s in created["seats"]}

@@ -1,0 +1,237 @@
+"""AI work on RQ with a real Redis and a real in-process RQ worker (issue 7 "AI on RQ"): stale jobs do
+nothing, exactly one play job per AI turn with a deterministic id, the retry -> greedy -> random fallback
+for failures and timeouts, the watchdog, split ismcts suggestions merged with ``ai.merge``, and what a
+job result may show."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from api_support import bearer, cheap_ai, create, humans, tokens_by_seat
+from rq import Queue, SimpleWorker
+from rq.job import Job
+
+import ai
+from service import jobs
+from service.store import Store, play_job_id
+
+pytest_plugins = ["api_fixtures"]
+
+
+def _ai_first_game(client, engine_id: str = "ismcts") -> dict:
+    """A Kozel game where seat 1 (AI) is to move, with seat 0 human."""
+    for seed in range(1, 50):
+        created = create(client, "kozel", [{"kind": "human"}, cheap_ai(engine_id)], seed=seed)
+        if created["game"]["to_move"] == 1:
+            return created
+    raise AssertionError("no seed lets the AI open")
+
+
+def _play_queue_ids(app) -> list[str]:
+    return app.extensions["queues"]["play"].get_job_ids()
+
+
+def test_exactly_one_play_job_with_a_deterministic_id_is_queued_per_ai_turn(app, client):
+    created = _ai_first_game(client)
+    game_id = created["game"]["id"]
+    assert _play_queue_ids(app) == [play_job_id(game_id, 0)]
+    assert created["game"]["ai"] == {"pending": True, "job": play_job_id(game_id, 0)}
+    game = Store(app.extensions["redis"], 60).get(game_id)
+    # queuing again (a second web process, a watchdog) cannot add a second job
+    assert jobs.schedule_play(app.extensions["redis"], game, cfg=app.config) is None
+    client.get(f"/v1/games/{game_id}")
+    assert _play_queue_ids(app) == [play_job_id(game_id, 0)]
+
+
+def test_a_stale_play_job_does_nothing(app, client, drain):
+    created = _ai_first_game(client)
+    game_id = created["game"]["id"]
+    conn = app.extensions["redis"]
+    stale = Queue("play", connection=conn).enqueue_call(jobs.play_turn, args=(game_id, 5, 0), job_id="stale-job",
+                                                        at_front=True, meta={"kind": "play", "game": game_id,
+                                                                             "version": 5, "attempt": 0})
+    before = conn.hgetall(f"th:game:{{{game_id}}}")
+    SimpleWorker([Queue("play", connection=conn)], connection=conn).work(burst=True, max_jobs=1)
+    assert Job.fetch("stale-job", connection=conn).return_value() == {"outcome": "stale", "version": 0,
+                                                                        "engine": None}
+    assert conn.hgetall(f"th:game:{{{game_id}}}") == before
+    drain()
+    assert client.get(f"/v1/games/{game_id}").get_json()["version"] >= 1
+    assert stale.get_status() == "finished"
+
+
+def test_a_play_job_result_shows_no_move_and_no_statistics(app, client, drain):
+    created = _ai_first_game(client)
+    job_id = created["game"]["ai"]["job"]
+    queued = client.get(f"/v1/jobs/{job_id}").get_json()
+    assert queued["status"] == "queued" and queued["kind"] == "play"
+    drain()
+    done = client.get(f"/v1/jobs/{job_id}").get_json()
+    assert done["status"] == "finished"
+    assert set(done["result"]) == {"outcome", "version", "engine"}
+    assert done["result"]["outcome"] == "played" and done["result"]["engine"] == "ismcts"
+
+
+def test_the_request_id_travels_into_the_jobs_it_queues(app, client):
+    created = client.post("/v1/games", headers={"X-Request-ID": "trace-123"},
+                          json={"rules": "kozel", "seed": 3, "seats": [cheap_ai("random"), cheap_ai("random")]})
+    job = Job.fetch(created.get_json()["game"]["ai"]["job"], connection=app.extensions["redis"])
+    assert job.meta["request_id"] == "trace-123"
+
+
+def _failing_decide(failing: set[str], real=ai.decide, sleep: float = 0.0):
+    def decide(engine_id, state, seat, params=None, seed=0):
+        if engine_id in failing:
+            if sleep:
+                time.sleep(sleep)
+            raise RuntimeError(f"{engine_id} broke")
+        return real(engine_id, state, seat, params, seed)
+
+    return decide
+
+
+def test_a_failing_ai_is_retried_once_then_replaced_by_greedy(app, client, drain, monkeypatch):
+    monkeypatch.setattr(jobs.ai, "decide", _failing_decide({"ismcts"}))
+    created = _ai_first_game(client)
+    game_id = created["game"]["id"]
+    conn = app.extensions["redis"]
+    play = [app.extensions["queues"]["play"]]
+    SimpleWorker(play, connection=conn).work(burst=True, max_jobs=1)
+    view = client.get(f"/v1/games/{game_id}").get_json()
+    assert view["version"] == 0 and view["ai"] == {"pending": True, "job": f"{play_job_id(game_id, 0)}-retry"}
+    failed = client.get(f"/v1/jobs/{play_job_id(game_id, 0)}").get_json()
+    assert failed["status"] == "failed" and "broke" not in str(failed["problem"])
+    SimpleWorker(play, connection=conn).work(burst=True, max_jobs=1)
+    assert client.get(f"/v1/games/{game_id}").get_json()["ai"]["job"] == f"{play_job_id(game_id, 0)}-greedy"
+    SimpleWorker(play, connection=conn).work(burst=True, max_jobs=1)
+    greedy = client.get(f"/v1/jobs/{play_job_id(game_id, 0)}-greedy").get_json()
+    assert greedy["result"] == {"outcome": "played", "version": 1, "engine": "greedy"}
+    assert client.get(f"/v1/games/{game_id}").get_json()["version"] >= 1
+
+
+def test_when_greedy_fails_too_random_plays_and_the_game_never_stalls(app, client, drain, monkeypatch):
+    monkeypatch.setattr(jobs.ai, "decide", _failing_decide({"ismcts", "greedy"}))
+    created = create(client, "tiuu", [cheap_ai("ismcts"), cheap_ai("ismcts")], seed=2)
+    game_id = created["game"]["id"]
+    drain()
+    view = client.get(f"/v1/games/{game_id}").get_json()
+    assert view["status"] == "finished"
+    assert client.get(f"/v1/jobs/{play_job_id(game_id, 0)}-random").get_json()["result"]["engine"] == "random"
+
+
+def test_a_timed_out_ai_job_is_replaced(app, client, monkeypatch):
+    # one-second jobs; the engine takes longer than that
+    fast = {**jobs.settings(), "AI_JOB_TIMEOUT_SECONDS": 1}
+    monkeypatch.setattr(jobs, "settings", lambda: fast)
+    app.config["AI_JOB_TIMEOUT_SECONDS"] = 1
+    monkeypatch.setattr(jobs.ai, "decide", _failing_decide({"ismcts"}, sleep=3.0))
+    created = _ai_first_game(client)
+    game_id = created["game"]["id"]
+    conn = app.extensions["redis"]
+    SimpleWorker([app.extensions["queues"]["play"]], connection=conn).work(burst=True, max_jobs=3)
+    assert Job.fetch(play_job_id(game_id, 0), connection=conn).get_status() == "failed"
+    assert Job.fetch(f"{play_job_id(game_id, 0)}-retry", connection=conn).get_status() == "failed"
+    assert client.get(f"/v1/games/{game_id}").get_json()["version"] == 1
+    counts = conn.hgetall("tilehouse:metrics:ai_jobs")
+    assert int(counts[b"ismcts|timeout"]) == 2 and int(counts[b"greedy|played"]) == 1
+
+
+def test_a_lost_play_job_is_requeued_by_the_watchdog(app, client, drain):
+    created = _ai_first_game(client)
+    game_id = created["game"]["id"]
+    conn = app.extensions["redis"]
+    Job.fetch(play_job_id(game_id, 0), connection=conn).delete()  # as if Redis or a dead worker lost it
+    assert _play_queue_ids(app) == []
+    client.get(f"/v1/games/{game_id}")
+    assert _play_queue_ids(app) == [play_job_id(game_id, 0)]
+    drain()
+    assert client.get(f"/v1/games/{game_id}").get_json()["version"] >= 1
+
+
+def _human_to_move(client):
+    created = create(client, "tiengow", humans(4), seed=31)
+    seat = created["game"]["to_move"]
+    return created, seat, bearer(tokens_by_seat(created)[seat])
+
+
+def test_a_suggestion_is_a_legal_move_for_the_asking_seat(app, client, drain):
+    created, _seat, h = _human_to_move(client)
+    game_id = created["game"]["id"]
+    r = client.post(f"/v1/games/{game_id}/suggestions",
+                    json={"engine": "ismcts", "params": {"iterations": 30}, "seed": 4}, headers=h)
+    assert r.status_code == 202 and r.headers["Location"] == f"/v1/jobs/{r.get_json()['id']}"
+    assert r.get_json()["status"] == "queued" and r.get_json()["kind"] == "suggestion"
+    drain()
+    job = client.get(r.headers["Location"], headers=h).get_json()
+    legal = {m["id"] for m in client.get(f"/v1/games/{game_id}/moves", headers=h).get_json()}
+    assert job["status"] == "finished" and job["result"]["move"]["id"] in legal
+    stats = job["result"]["stats"]
+    assert stats["iterations"] == 30 and sum(c["visits"] for c in stats["candidates"]) > 0
+    # the suggestion changed nothing
+    assert client.get(f"/v1/games/{game_id}").get_json()["version"] == 0
+
+
+def test_an_ismcts_suggestion_split_over_workers_merges_the_root_statistics(app, client, drain):
+    created, seat, h = _human_to_move(client)
+    game_id = created["game"]["id"]
+    r = client.post(f"/v1/games/{game_id}/suggestions",
+                    json={"engine": "ismcts", "params": {"iterations": 30}, "workers": 3, "seed": 9}, headers=h)
+    job_id = r.get_json()["id"]
+    conn = app.extensions["redis"]
+    parts = Job.fetch(job_id, connection=conn).meta["parts"]
+    assert len(parts) == 3
+    drain()
+    merged = client.get(f"/v1/jobs/{job_id}", headers=h).get_json()
+    assert merged["status"] == "finished"
+    part_results = [Job.fetch(p, connection=conn).return_value() for p in parts]
+    assert all(p.stats["iterations"] == 10 for p in part_results)
+    # different seeds, so the parts are independent searches
+    assert len({str(p.stats["candidates"]) for p in part_results}) > 1
+    stats = merged["result"]["stats"]
+    assert stats["iterations"] == 30 and stats["searches"] == 3
+    want = {}
+    for p in part_results:
+        for c in p.stats["candidates"]:
+            want[c["move"]] = want.get(c["move"], 0) + c["visits"]
+    assert {c["move"]: c["visits"] for c in stats["candidates"]} == want
+    # a part is as private as the whole
+    other = bearer(tokens_by_seat(created)[(seat + 1) % 4])
+    assert client.get(f"/v1/jobs/{parts[0]}", headers=other).status_code == 403
+    assert client.get(f"/v1/jobs/{parts[0]}", headers=h).get_json()["status"] == "finished"
+
+
+def test_a_suggestion_for_a_version_that_moved_on_fails_as_stale(app, client, drain):
+    created, _seat, h = _human_to_move(client)
+    game_id = created["game"]["id"]
+    r = client.post(f"/v1/games/{game_id}/suggestions", json={"engine": "random"}, headers=h)
+    move = client.get(f"/v1/games/{game_id}/moves", headers=h).get_json()[0]["id"]
+    assert client.post(f"/v1/games/{game_id}/moves", json={"move": move}, headers=h).status_code == 200
+    drain()
+    job = client.get(r.headers["Location"], headers=h).get_json()
+    assert job["status"] == "failed" and job["problem"]["status"] == 409
+
+
+@pytest.mark.parametrize("engine_id", sorted(ai.ENGINES))
+def test_every_engine_can_suggest(client, drain, engine_id):
+    created, _seat, h = _human_to_move(client)
+    params = {"iterations": 5} if engine_id == "ismcts" else {}
+    r = client.post(f"/v1/games/{created['game']['id']}/suggestions", json={"engine": engine_id, "params": params},
+                    headers=h)
+    drain()
+    assert client.get(r.headers["Location"], headers=h).get_json()["result"]["engine"] == engine_id
+
+
+def test_a_play_job_that_died_without_its_callback_is_followed_by_the_next_step(app, client, drain):
+    created = _ai_first_game(client)
+    game_id = created["game"]["id"]
+    conn = app.extensions["redis"]
+    job = Job.fetch(play_job_id(game_id, 0), connection=conn)
+    # what RQ's registry cleanup leaves behind when a work horse is killed: failed, no callback run
+    app.extensions["queues"]["play"].remove(job)
+    job.set_status("failed")
+    view = client.get(f"/v1/games/{game_id}").get_json()
+    assert view["ai"] == {"pending": True, "job": f"{play_job_id(game_id, 0)}-retry"}
+    assert _play_queue_ids(app) == [f"{play_job_id(game_id, 0)}-retry"]
+    drain()
+    assert client.get(f"/v1/games/{game_id}").get_json()["version"] >= 1

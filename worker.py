@@ -1,0 +1,59 @@
+"""``tilehouse worker`` / ``python worker.py``: one RQ worker on the ``suggest`` queue, then ``play``.
+
+The rule sets and AI engines are imported once, here, at start-up, so no job pays for an import.
+
+Worker class: chosen by measurement (``bench/http.py`` prints the figures again; see WORKER_CLASS below).
+RQ's default ``Worker`` forks a work horse per job; ``SimpleWorker`` runs the job in the worker process.
+A play job is a few milliseconds of Redis and engine work, so a fork per job costs more than the job.
+The job timeout still holds in-process (``SimpleWorker`` uses the same SIGALRM death penalty), and a job
+that raises does not hurt the worker; what ``SimpleWorker`` gives up is isolation from a job that crashes
+the interpreter or leaks memory -- the engines are pure Python with no native code, and a supervisor
+(``tilehouse serve``, compose's restart policy) restarts a dead worker; the game watchdog re-queues its
+move (``service.jobs.ensure_ai_progress``).  ``--fork`` restores the forking worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import redis
+from rq import SimpleWorker, Worker
+from rq.worker import BaseWorker
+
+import ai  # noqa: F401 - the AI engines, imported once for every job
+import engine  # noqa: F401 - the rule sets, imported once for every job
+from service import config, jobs, observability
+
+# MEASURED (2026-11-30, this 2-core shared machine): 60 suggestion jobs (ismcts, 1 iteration, Tien Gow
+# opening), queued then drained by one burst worker, three alternating rounds each:
+#   SimpleWorker (in process): 3.4-3.7 ms per job once warm (20 ms in the first round, which pays the
+#                              engines' first-use tables -- a cost a forked horse pays on every job it
+#                              touches a table its parent has not);
+#   Worker (fork per job):     16.0-16.4 ms per job.
+# A fork costs ~12 ms, about four times the job itself, and the AI-job overhead target is 20 ms p50, so
+# the worker runs jobs in process.
+WORKER_CLASS: type[BaseWorker] = SimpleWorker
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tilehouse worker", description=__doc__.split("\n\n")[0])
+    p.add_argument("--url", default=None, help="Redis URL (default: TILEHOUSE_REDIS_URL or the config default)")
+    p.add_argument("--burst", action="store_true", help="exit when the queues are empty")
+    p.add_argument("--name", default=None, help="worker name (default: RQ's)")
+    p.add_argument("--fork", action="store_true", help="fork a work horse per job (RQ's Worker)")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    cfg = config.load()
+    url = args.url or cfg["REDIS_URL"]
+    observability.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    conn = redis.Redis.from_url(url)
+    queues = [jobs.make_queues(conn)[name] for name in jobs.QUEUE_ORDER]
+    cls: type[BaseWorker] = Worker if args.fork else WORKER_CLASS
+    worker = cls(queues, connection=conn, name=args.name)
+    worker.work(burst=args.burst, with_scheduler=False, logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
