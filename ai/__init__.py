@@ -1,1 +1,272 @@
-"""tilehouse's AI players."""
+"""tilehouse's AI players: one protocol, one registry, one way in.
+
+* ``ENGINES``: engine id -> :class:`Engine` (an ``id``, a ``description`` and a parameter schema of
+  :class:`Param`).  The built-in engines are ``random``, ``greedy`` and ``ismcts``; third-party engines
+  plug in through the entry-point group ``tilehouse.engines`` (an entry point names an :class:`Engine`
+  instance, an :class:`Engine` subclass, or a zero-argument factory).  Plugins are loaded at import; one
+  that fails to load or clashes with a registered id is logged and skipped, never fatal.
+* :func:`decide` is the only way in.  It validates the parameters, then replaces everything hidden from
+  ``seat`` by a sample (``state.determinize(seat, Random(seed))``) *before* the engine sees the
+  state, so no engine -- built-in or plugin -- can peek at a hidden tile: whatever it computes is a
+  function of the seat's information set, the parameters and the seed.
+* :func:`merge` combines the decisions of several independent searches of the same decision (root
+  parallelism): visits per move are summed, the most visited move wins.
+
+See ``docs/ai.md`` and ``shared/ARCHITECTURE.md`` ("The AI protocol").
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+# ``from random import Random``, not ``import random``: the submodule ai.random is bound to the name
+# ``random`` in this package's namespace once it is imported.
+from random import Random
+from typing import Any, ClassVar
+
+from ai.exceptions import AIError, BadParams, EngineFailure, NotToMove, UnknownEngine
+from engine.game import Move, Seat, State
+
+log = logging.getLogger(__name__)
+
+#: the entry-point group third-party engines register under
+ENTRY_POINT_GROUP = "tilehouse.engines"
+
+_TYPE_NAMES: dict[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One engine parameter: type, default and allowed values (``choices`` or ``minimum``..``maximum``)."""
+
+    name: str
+    type: type
+    default: Any
+    description: str
+    choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def validate(self, value: Any) -> Any:
+        # bool is a subclass of int: refuse True where a number is wanted; a float parameter takes ints.
+        ok = (type(value) is self.type
+              or (self.type is float and type(value) is int))
+        if not ok:
+            raise BadParams(f"parameter {self.name!r} must be a {_TYPE_NAMES[self.type]}, not {value!r}",
+                            self.name)
+        if self.type is float:
+            value = float(value)
+            if value != value or value in (float("inf"), float("-inf")):
+                raise BadParams(f"parameter {self.name!r} must be a finite number, not {value!r}", self.name)
+        if self.choices is not None and value not in self.choices:
+            allowed = ", ".join(repr(c) for c in self.choices)
+            raise BadParams(f"parameter {self.name!r} must be one of {allowed}, not {value!r}", self.name)
+        if self.minimum is not None and value < self.minimum:
+            raise BadParams(f"parameter {self.name!r} must be at least {self.minimum}, not {value!r}", self.name)
+        if self.maximum is not None and value > self.maximum:
+            raise BadParams(f"parameter {self.name!r} must be at most {self.maximum}, not {value!r}", self.name)
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "type": _TYPE_NAMES[self.type], "default": self.default,
+                             "description": self.description}
+        if self.choices is not None:
+            d["enum"] = list(self.choices)
+        if self.minimum is not None:
+            d["minimum"] = self.minimum
+        if self.maximum is not None:
+            d["maximum"] = self.maximum
+        return d
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An engine's answer: the move and JSON-ready statistics (``iterations``, ``elapsed_ms``,
+    ``candidates``: ``[{"move": id, "visits": int, "mean_reward": float | None}, ...]`` and any
+    engine-specific facts).  ``moves`` holds the legal moves the decision was taken among, so that
+    :func:`merge` can name a winner that no single part chose."""
+
+    move: Move
+    stats: dict[str, Any]
+    moves: tuple[Move, ...] = field(default=(), repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"move": self.move.to_dict(), "stats": self.stats}
+
+
+class Engine(ABC):
+    """An AI player.  Stateless between calls: everything comes in through ``choose``'s arguments."""
+
+    id: ClassVar[str]
+    description: ClassVar[str]
+    params: ClassVar[tuple[Param, ...]] = ()
+
+    def validate(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        """``params`` completed with defaults; ``BadParams`` naming the parameter for anything wrong."""
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise BadParams("params must be an object mapping parameter names to values")
+        index = {p.name: p for p in self.params}
+        unknown = sorted(str(k) for k in set(params) - set(index))
+        if unknown:
+            raise BadParams(f"engine {self.id!r} has no parameter {unknown[0]!r}", unknown[0])
+        return {p.name: p.validate(params[p.name]) if p.name in params else p.default for p in self.params}
+
+    @abstractmethod
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: Random) -> Decision:
+        """A move for ``seat`` (who is to move) in ``state``.  ``state`` is already a determinization of
+        ``seat``'s information set and ``params`` are validated; ``rng`` is the only source of chance."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "description": self.description, "params": [p.to_dict() for p in self.params]}
+
+
+#: the registry: engine id -> engine
+ENGINES: dict[str, Engine] = {}
+
+
+def register(engine: Engine) -> Engine:
+    if engine.id in ENGINES:
+        raise ValueError(f"AI engine {engine.id!r} registered twice")
+    ENGINES[engine.id] = engine
+    return engine
+
+
+def get_engine(engine_id: str) -> Engine:
+    try:
+        return ENGINES[engine_id]
+    except (KeyError, TypeError):
+        raise UnknownEngine(str(engine_id)) from None
+
+
+def _as_engine(obj: Any) -> Engine:
+    if isinstance(obj, Engine):
+        return obj
+    if callable(obj):
+        made = obj()
+        if isinstance(made, Engine):
+            return made
+    raise TypeError(f"{obj!r} is neither an ai.Engine nor a class or factory that makes one")
+
+
+def load_plugins(entry_points: Iterable[importlib.metadata.EntryPoint] | None = None) -> list[str]:
+    """Register the engines named by ``entry_points`` (default: the installed distributions' entry
+    points in the ``tilehouse.engines`` group); returns the ids registered.  A plugin that fails to
+    import, is not an engine, or reuses a registered id is logged and skipped: a broken third-party
+    package must not take the built-in engines down with it."""
+    if entry_points is None:
+        entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    added: list[str] = []
+    for ep in entry_points:
+        try:
+            plugin = _as_engine(ep.load())
+            if not isinstance(getattr(plugin, "id", None), str) or not plugin.id:
+                raise TypeError("the engine has no id")
+            plugin.to_dict()  # the schema must describe itself, or the API listing would break later
+            register(plugin)
+        except Exception:
+            log.exception("skipping AI engine plugin %r (%s)", ep.name, ep.value)
+            continue
+        added.append(plugin.id)
+    return added
+
+
+def decide(engine_id: str, state: State, seat: Seat, params: Mapping[str, Any] | None = None,
+           seed: int = 0) -> Decision:
+    """``engine_id``'s move for ``seat`` in ``state``, fairly: the engine sees only a determinization of
+    ``seat``'s information set.  The same information set, parameters and seed give the same decision
+    (time budgets aside).  The returned move is the real state's own legal ``Move``."""
+    engine = get_engine(engine_id)
+    checked = engine.validate(params)
+    if type(seed) is not int:
+        raise BadParams(f"seed must be an integer, not {seed!r}", "seed")
+    if state.finished:
+        raise NotToMove("the game is over")
+    if state.to_move != seat:
+        raise NotToMove(f"seat {seat!r} is not to move (seat {state.to_move} is)")
+    world = state.determinize(seat, Random(seed))
+    # A stream of its own, so the engine's chance does not depend on how much determinize consumed.
+    decision = engine.choose(world, seat, checked, Random(f"ai/{seed}"))
+    legal = state.legal_moves()
+    by_id = {m.id: m for m in legal}
+    chosen = getattr(decision, "move", None)
+    if not isinstance(chosen, Move) or chosen.id not in by_id:
+        raise EngineFailure(f"engine {engine_id!r} returned {chosen!r}, not a legal move")
+    return Decision(by_id[chosen.id], decision.stats, tuple(legal))
+
+
+def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision:
+    """One decision from several independent searches of the same decision (root parallelism):
+    ``iterations``, ``elapsed_ms`` (total compute time) and per-move ``visits`` are summed; a move's
+    ``mean_reward`` is the visit-weighted mean of its parts; the most visited move wins (ties: the
+    higher mean reward, then the first part's order).  ``state`` is only needed when the winner is a
+    move that none of the parts carries."""
+    parts = list(decisions)
+    if not parts:
+        raise ValueError("merge needs at least one decision")
+    order: list[str] = []
+    visits: dict[str, int] = {}
+    reward_sum: dict[str, float] = {}
+    known: dict[str, Move] = {}
+    for d in parts:
+        for m in (d.move, *d.moves):
+            known.setdefault(m.id, m)
+        for c in d.stats.get("candidates", ()):
+            mid = c["move"]
+            if mid not in visits:
+                order.append(mid)
+                visits[mid] = 0
+                reward_sum[mid] = 0.0
+            visits[mid] += c["visits"]
+            if c["visits"] and c.get("mean_reward") is not None:
+                reward_sum[mid] += c["mean_reward"] * c["visits"]
+    means: dict[str, float | None] = {mid: reward_sum[mid] / visits[mid] if visits[mid] else None
+                                      for mid in order}
+    rank = {mid: i for i, mid in enumerate(order)}
+
+    def key(mid: str) -> tuple[int, float, int]:
+        # the order ai.ismcts reports: most visited, then higher mean reward, then first seen
+        mean = means[mid]
+        return -visits[mid], -(mean if mean is not None else -1.0), rank[mid]
+
+    order.sort(key=key)
+    candidates = [{"move": mid, "visits": visits[mid], "mean_reward": means[mid]} for mid in order]
+    stats: dict[str, Any] = {
+        "iterations": sum(int(d.stats.get("iterations", 0)) for d in parts),
+        "elapsed_ms": sum(float(d.stats.get("elapsed_ms", 0.0)) for d in parts),
+        "candidates": candidates,
+        "searches": len(parts),
+    }
+    # without statistics to merge (e.g. a heuristic engine) the first part's choice stands
+    best_id = order[0] if order and visits[order[0]] > 0 else parts[0].move.id
+    if best_id in known:
+        best = known[best_id]
+    elif state is not None:
+        best = state.find_move(best_id)
+    else:
+        raise ValueError(f"the merged winner {best_id!r} is not among the parts' moves; pass the state")
+    return Decision(best, stats, tuple(known[mid] for mid in order if mid in known))
+
+
+def _register_builtins() -> None:
+    # Imported here, not at the top: the engine modules import Engine/Decision/Param from this package.
+    from ai.greedy import GreedyEngine
+    from ai.ismcts import IsmctsEngine
+    from ai.random import RandomEngine
+
+    for cls in (RandomEngine, GreedyEngine, IsmctsEngine):
+        register(cls())
+
+
+_register_builtins()
+load_plugins()
+
+__all__ = [
+    "ENGINES", "ENTRY_POINT_GROUP", "AIError", "BadParams", "Decision", "Engine", "EngineFailure", "NotToMove",
+    "Param", "UnknownEngine", "decide", "get_engine", "load_plugins", "merge", "register",
+]

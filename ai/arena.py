@@ -1,0 +1,306 @@
+"""``tilehouse arena``: duplicate matches between AI engines on one rule set, and how strong each engine is.
+
+Duplicate format (as in duplicate bridge): a *set* is one seed -- one sequence of deals -- played once per
+rotation of the line-up over the seats, so every engine plays every seat's tiles of every deal equally
+often and the luck of the deal cancels out.  The line-up is the ``--engine`` list repeated to the number of
+players (``--engine A --engine B`` on 4 seats is ``A B A B``; give four ``--engine`` for ``A B B B``);
+rotations that give the same assignment are played once, which keeps every seat balanced.
+
+Per engine (engines with the same id and parameters are one engine) the arena reports
+
+* the mean payoff per seat per match (payoffs are the rule set's zero-sum ``result()["payoffs"]``), with a
+  95% confidence interval over the duplicate sets (Student t; the set is the independent unit);
+* the win rate: the share of its seats that finished with the highest payoff of the match (a tie
+  on top shares the credit; a match where every seat has the same payoff has no winner);
+* decisions per second of its own thinking time.
+
+With exactly two engines it also reports the margin (first engine minus second) with its interval: the
+first engine is stronger when the whole interval is above zero.
+
+Engines take parameters on the command line: ``--engine ismcts:iterations=1000,playout=heuristic``.
+Every decision goes through ``ai.decide`` with a seed derived from the set and the move number, so a run
+is reproducible (time budgets aside) whatever ``--processes`` is.  The progress bar is hand-written (no
+dependency) and goes to stderr; ``--json`` prints one JSON document on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import statistics
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import engine
+from ai import ENGINES, get_engine
+from ai import decide as ai_decide
+from ai.exceptions import AIError
+
+#: two-sided 95% Student t quantiles for 1..30 degrees of freedom (beyond: the normal 1.96)
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042)
+
+
+def t95(df: int) -> float:
+    return _T95[df - 1] if df <= len(_T95) else 1.96
+
+
+def confidence_interval(values: Sequence[float]) -> tuple[float, float, float] | None:
+    """``(mean, low, high)`` of the 95% interval of the mean, or ``None`` for fewer than two values."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    half = t95(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
+
+
+# --------------------------------------------------------------------------- engine specs
+
+def _parse_value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An engine with its parameters, as named on the command line."""
+
+    engine: str
+    params: tuple[tuple[str, Any], ...]
+
+    @property
+    def label(self) -> str:
+        if not self.params:
+            return self.engine
+        return self.engine + ":" + ",".join(f"{k}={v}" for k, v in self.params)
+
+    @classmethod
+    def parse(cls, text: str) -> Spec:
+        """``id`` or ``id:name=value,name=value``; validated against the engine's schema."""
+        engine_id, _, rest = text.partition(":")
+        params: dict[str, Any] = {}
+        for item in filter(None, rest.split(",")):
+            name, eq, value = item.partition("=")
+            if not eq or not name:
+                raise ValueError(f"engine parameter {item!r} is not name=value")
+            params[name.strip()] = _parse_value(value.strip())
+        get_engine(engine_id).validate(params)  # UnknownEngine / BadParams now, not in a worker later
+        return cls(engine_id, tuple(sorted(params.items())))
+
+
+def lineups(specs: Sequence[Spec], players: int) -> list[tuple[Spec, ...]]:
+    """The distinct rotations of the line-up (the specs repeated to ``players`` seats)."""
+    base = [specs[i % len(specs)] for i in range(players)]
+    out: list[tuple[Spec, ...]] = []
+    for r in range(players):
+        rotated = tuple(base[(s + r) % players] for s in range(players))
+        if rotated not in out:
+            out.append(rotated)
+    return out
+
+
+# --------------------------------------------------------------------------- playing
+
+@dataclass(frozen=True)
+class Job:
+    rules: str
+    players: int
+    options: Mapping[str, Any]
+    specs: tuple[Spec, ...]
+    seed: int
+
+
+def decision_seed(set_seed: int, ply: int) -> int:
+    # distinct, reproducible seeds per decision; the same in every rotation, so engines meet the same luck
+    return (set_seed * 1_000_003 + ply) % (1 << 62)
+
+
+def play_set(job: Job) -> dict[str, Any]:
+    """Play one duplicate set; per engine label: payoff sum, seats played, win credit, decisions
+    and thinking seconds."""
+    acc: dict[str, dict[str, float]] = {}
+    for lineup in lineups(job.specs, job.players):
+        state = engine.new_game(job.rules, players=job.players, seed=job.seed, options=dict(job.options))
+        ply = 0
+        while not state.finished:
+            seat = state.to_move
+            assert seat is not None
+            spec = lineup[seat]
+            t0 = time.perf_counter()
+            d = ai_decide(spec.engine, state, seat, dict(spec.params), decision_seed(job.seed, ply))
+            spent = time.perf_counter() - t0
+            a = acc.setdefault(spec.label, {"payoff": 0.0, "seats": 0, "wins": 0.0, "decisions": 0,
+                                            "seconds": 0.0})
+            a["decisions"] += 1
+            a["seconds"] += spent
+            state.apply(d.move)
+            ply += 1
+        payoffs = state.result()["payoffs"]
+        top = max(payoffs)
+        winners = [s for s, p in enumerate(payoffs) if p == top] if top > min(payoffs) else []
+        for seat, spec in enumerate(lineup):
+            a = acc.setdefault(spec.label, {"payoff": 0.0, "seats": 0, "wins": 0.0, "decisions": 0,
+                                            "seconds": 0.0})
+            a["payoff"] += payoffs[seat]
+            a["seats"] += 1
+            if seat in winners:
+                a["wins"] += 1.0 / len(winners)
+    return {"seed": job.seed, "engines": acc, "matches": len(lineups(job.specs, job.players))}
+
+
+def run_sets(jobs: list[Job], processes: int) -> Iterator[dict[str, Any]]:
+    if processes <= 1:
+        for job in jobs:
+            yield play_set(job)
+        return
+    with multiprocessing.get_context().Pool(processes) as pool:
+        yield from pool.imap_unordered(play_set, jobs, chunksize=1)
+
+
+class Progress:
+    """A one-line progress bar on a terminal stream, redrawn in place."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool = True, width: int = 30) -> None:
+        self.total, self.stream, self.enabled, self.width = total, stream, enabled, width
+        self.done = 0
+        self.t0 = time.perf_counter()
+
+    def step(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.t0
+        filled = self.width * self.done // max(self.total, 1)
+        eta = elapsed / self.done * (self.total - self.done)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} sets"
+                          f"  {elapsed:6.0f}s elapsed  ~{eta:5.0f}s left ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def summarize(results: list[dict[str, Any]], specs: Sequence[Spec]) -> dict[str, Any]:
+    results = sorted(results, key=lambda r: r["seed"])
+    labels = list(dict.fromkeys(s.label for s in specs))
+    engines_out = []
+    per_set: dict[str, list[float]] = {}
+    for label in labels:
+        rows = [r["engines"][label] for r in results]
+        per_set[label] = [row["payoff"] / row["seats"] for row in rows]
+        seats = sum(row["seats"] for row in rows)
+        decisions = sum(row["decisions"] for row in rows)
+        seconds = sum(row["seconds"] for row in rows)
+        ci = confidence_interval(per_set[label])
+        spec = next(s for s in specs if s.label == label)
+        engines_out.append({
+            "label": label, "engine": spec.engine, "params": dict(spec.params),
+            "mean_payoff": statistics.fmean(per_set[label]) if per_set[label] else None,
+            "ci95": [ci[1], ci[2]] if ci else None,
+            "win_rate": sum(row["wins"] for row in rows) / seats if seats else None,
+            "seats_played": seats, "decisions": decisions,
+            "decisions_per_s": decisions / seconds if seconds > 0 else None,
+        })
+    margin = None
+    if len(labels) == 2:
+        diffs = [a - b for a, b in zip(per_set[labels[0]], per_set[labels[1]], strict=True)]
+        ci = confidence_interval(diffs)
+        margin = {"engines": labels, "mean": statistics.fmean(diffs) if diffs else None,
+                  "ci95": [ci[1], ci[2]] if ci else None,
+                  "significant": bool(ci and (ci[1] > 0 or ci[2] < 0))}
+    return {"sets": len(results), "matches": sum(r["matches"] for r in results), "engines": engines_out,
+            "margin": margin, "per_set_payoffs": per_set}
+
+
+def _fmt(x: float | None, signed: bool = True) -> str:
+    if x is None:
+        return "-"
+    return f"{x:+.3f}" if signed else f"{x:.3f}"
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [f"arena: {report['rules']}, {report['players']} players, options {report['options']}, "
+             f"{report['sets']} duplicate sets ({report['matches']} matches), first seed {report['seed']}, "
+             f"{report['seconds']:.1f} s", ""]
+    width = max(len(e["label"]) for e in report["engines"]) + 2
+    lines.append(f"{'engine':{width}s} {'mean payoff':>12s}  {'95% CI':>21s}  {'win rate':>9s}  {'decisions/s':>11s}")
+    for e in report["engines"]:
+        ci = f"[{_fmt(e['ci95'][0])}, {_fmt(e['ci95'][1])}]" if e["ci95"] else "-"
+        rate = f"{100 * e['win_rate']:.1f}%" if e["win_rate"] is not None else "-"
+        dps = f"{e['decisions_per_s']:.1f}" if e["decisions_per_s"] is not None else "-"
+        lines.append(f"{e['label']:{width}s} {_fmt(e['mean_payoff']):>12s}  {ci:>21s}  {rate:>9s}  {dps:>11s}")
+    m = report.get("margin")
+    if m and m["mean"] is not None:
+        ci = f"[{_fmt(m['ci95'][0])}, {_fmt(m['ci95'][1])}]" if m["ci95"] else "(no interval: one set)"
+        verdict = ("the first is stronger" if m["ci95"] and m["ci95"][0] > 0 else
+                   "the second is stronger" if m["ci95"] and m["ci95"][1] < 0 else "no significant difference")
+        lines += ["", f"margin {m['engines'][0]} - {m['engines'][1]}: {_fmt(m['mean'])} {ci}  ({verdict})"]
+    return "\n".join(lines)
+
+
+def _parse_option(text: str) -> tuple[str, Any]:
+    name, eq, value = text.partition("=")
+    if not eq:
+        raise argparse.ArgumentTypeError(f"option {text!r} is not name=value")
+    return name, _parse_value(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="tilehouse arena", description="Duplicate matches between AI engines on one rule set.",
+        epilog="example: tilehouse arena tiengow --engine ismcts:iterations=1000 --engine greedy --sets 20")
+    p.add_argument("rules", choices=sorted(engine.RULES), help="rule set id")
+    p.add_argument("--engine", action="append", required=True, metavar="ID[:NAME=VALUE,...]",
+                   help=f"an engine and its parameters; repeat (engines: {', '.join(sorted(ENGINES))})")
+    p.add_argument("--players", type=int, help="number of players (default: the rule set's default)")
+    p.add_argument("--option", action="append", default=[], type=_parse_option, metavar="NAME=VALUE",
+                   help="a rule option, e.g. deals=2; repeat")
+    p.add_argument("--sets", type=int, default=20, help="duplicate sets (each played in every rotation)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the first set (set i uses seed + i)")
+    p.add_argument("--processes", type=int, default=1, help="worker processes (one set at a time each)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    a = p.parse_args(argv)
+    rs = engine.get_rules(a.rules)
+    players = a.players or rs.default_players
+    options = dict(a.option)
+    try:
+        specs = tuple(Spec.parse(t) for t in a.engine)
+        rs.validate_options(options, players)
+    except (AIError, engine.BadOptions, ValueError) as e:
+        p.error(str(e))
+    if len(specs) > players:
+        p.error(f"{len(specs)} engines do not fit {players} seats")
+    if a.sets < 1 or a.processes < 1:
+        p.error("--sets and --processes must be at least 1")
+    jobs = [Job(a.rules, players, options, specs, a.seed + i) for i in range(a.sets)]
+    progress = Progress(len(jobs), sys.stderr, enabled=not a.quiet)
+    t0 = time.perf_counter()
+    results = []
+    for r in run_sets(jobs, a.processes):
+        results.append(r)
+        progress.step()
+    progress.close()
+    report = {"rules": a.rules, "players": players, "options": options, "seed": a.seed,
+              "processes": a.processes, "seconds": time.perf_counter() - t0, **summarize(results, specs)}
+    print(json.dumps(report, indent=2) if a.json else render(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

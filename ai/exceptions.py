@@ -1,0 +1,35 @@
+"""Every error the AI package raises, in one place.
+
+The service maps them to HTTP at its edge: ``UnknownEngine`` is a 404, ``BadParams`` and ``NotToMove``
+are 422s, ``EngineFailure`` (an engine, usually a third-party plugin, broke its contract) is a server fault.
+"""
+
+from __future__ import annotations
+
+
+class AIError(Exception):
+    """Base class of every AI error."""
+
+
+class UnknownEngine(AIError, LookupError):
+    """No engine is registered under that id."""
+
+    def __init__(self, engine_id: str) -> None:
+        super().__init__(f"no AI engine {engine_id!r}")
+        self.engine_id = engine_id
+
+
+class BadParams(AIError, ValueError):
+    """Engine parameters that the engine's schema refuses.  ``param`` names the culprit."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+class NotToMove(AIError, ValueError):
+    """A decision was asked for a seat that is not to move (or for a finished game)."""
+
+
+class EngineFailure(AIError, RuntimeError):
+    """An engine returned something that is not a legal move of the state it was given."""

@@ -1,0 +1,241 @@
+"""The ``ismcts`` engine: single-observer Information Set Monte Carlo Tree Search.
+
+Algorithm: SO-ISMCTS of Cowling, Powley and Whitehouse, "Information Set Monte Carlo Tree Search",
+IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
+
+* one tree for the searching seat's information set; each iteration samples a fresh determinization of
+  the root (``world = root.determinize(seat, rng)``) and descends the tree only through moves legal in
+  that world;
+* nodes are keyed by move id (so the same move reached through different determinizations shares its
+  statistics);
+* selection is UCB1 with *availability* counts: a child's exploration term uses ``log(availability)``,
+  where availability counts the iterations in which the child's move was legal when its parent was
+  visited, instead of the parent's visit count (moves that are rarely legal are not over-explored);
+* expansion adds one untried legal move chosen uniformly at random;
+* every acting player maximises its own reward: a child's statistics are the rewards of the seat that
+  chose its move;
+* the move played is the most visited child of the root (ties: higher mean reward, then legal order).
+
+Horizon and reward (see ``docs/ai.md``).  A playout runs from the expanded node to the end of the current
+deal -- ``state.deals_done`` increases or the match ends -- and is scored with the change of
+``state.running_payoffs()`` over the iteration.  The same horizon is used for every rule set:
+
+* ``tiengow`` / ``tiengow_wall``: one deal (wall: one game).  Match payoffs are the sum of deal payments,
+  so the deal's payments are exactly its contribution to the match payoff; what a deal passes on to the
+  next (the banker, the opener) is symmetric enough to ignore at the price of a whole further deal.
+* ``tiuu``: one game; points are cumulative, same argument.
+* ``kozel``: one round.  Payoffs are the mean-centred penalty totals negated, a linear function of the
+  recorded round penalties, so the round's change of payoffs is exactly its contribution; the target
+  (101) only decides when the match stops.
+* any other rule set: the same, by the protocol's definition of ``deals_done`` and ``running_payoffs``.
+
+Rewards are scaled to [0, 1] per search with min-max normalisation: ``(delta - lo) / (hi - lo)`` where
+``lo``/``hi`` are the smallest and largest per-seat payoff changes seen so far in this search (all seats
+pooled; before two different values have been seen every reward is 0.5).  Nodes store raw payoff sums, so
+the scaling is applied exactly, with the current bounds, at selection and in the reported statistics.
+The scale adapts to each rule set's payment sizes without a table of bounds; it depends only on the
+search's own random stream, so it keeps the information-set invariance of ``ai.decide``.
+
+Playout policy (``playout``): ``random`` (uniform over legal moves), ``heuristic`` (the default: the rule
+set's cheap ``ai.heuristics.<rules>.playout``) or ``greedy`` (every seat in the playout plays the greedy
+engine's one-ply heuristic ``ai.heuristics.<rules>.greedy`` from its own hand in the sampled world).
+Informed playouts make 1,000 iterations markedly stronger: with random playouts ISMCTS did not beat the
+greedy engine at Tien Gow in our arena runs, with heuristic or greedy playouts it did, by the same margin;
+the heuristic policy is the cheaper of the two (figures in ``docs/ai.md``).  A rule set without
+heuristics gets random playouts, and ``stats["playout"]`` names the policy used.
+
+Budget: ``iterations`` and ``time_ms``, whichever ends first; at least one iteration always runs.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ai import Decision, Engine, Param
+from ai.greedy import heuristic
+from engine.game import Move, Seat, State
+
+#: default ``uct_c``: Cowling et al. use 0.7 (about 1/sqrt(2), the UCB1 constant for rewards in [0, 1])
+DEFAULT_UCT_C = 0.7
+
+
+class Node:
+    """A tree node: the statistics of the move that leads to it, and its children by move id."""
+
+    __slots__ = ("avail", "children", "total", "visits")
+
+    def __init__(self) -> None:
+        self.children: dict[str, Node] = {}
+        self.visits = 0
+        #: iterations in which this node's move was legal when its parent was visited
+        self.avail = 0
+        #: sum of the raw payoff changes of the seat that chose this node's move
+        self.total = 0.0
+
+
+Policy = Callable[[State, random.Random], Move]
+
+
+def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
+           policy: Policy | None, rng: random.Random) -> tuple[Node, int, float, float, float]:
+    """Run SO-ISMCTS from ``root`` for ``seat``; returns ``(tree, iterations done, elapsed seconds, lo,
+    hi)`` where ``lo``/``hi`` are the reward bounds of the min-max scaling.  ``policy`` is the playout
+    policy (``None``: uniformly random)."""
+    tree = Node()
+    log = math.log
+    sqrt = math.sqrt
+    clock = time.perf_counter
+    choice = rng.choice
+    determinize = root.determinize
+    lo = math.inf
+    hi = -math.inf
+    t0 = clock()
+    deadline = t0 + time_ms / 1000.0
+    done = 0
+    while done < iterations:
+        if done and clock() >= deadline:
+            break
+        world = determinize(seat, rng)
+        deal = world.deals_done
+        base = world.running_payoffs()
+        # the exploitation term scaled with the current bounds; -lo/(hi-lo) is the same for every sibling
+        # and so is left out of the comparison
+        inv = 1.0 / (hi - lo) if hi > lo else 0.0
+        node = tree
+        path: list[tuple[Node, Seat]] = []
+        # --- selection and expansion
+        while True:
+            player = world.to_move
+            if player is None or world.deals_done != deal:
+                break
+            moves = world.legal_moves()
+            children = node.children
+            untried = [m for m in moves if m.id not in children]
+            if untried:
+                for m in moves:
+                    ch = children.get(m.id)
+                    if ch is not None:
+                        ch.avail += 1
+                move = choice(untried)
+                child = Node()
+                child.avail = 1
+                children[move.id] = child
+                path.append((child, player))
+                world.apply(move)
+                break
+            best: Node | None = None
+            best_move = moves[0]
+            best_value = -math.inf
+            for m in moves:
+                ch = children[m.id]
+                ch.avail += 1
+                n = ch.visits
+                value = ch.total / n * inv + uct_c * sqrt(log(ch.avail) / n)
+                if value > best_value:
+                    best_value = value
+                    best = ch
+                    best_move = m
+            assert best is not None
+            path.append((best, player))
+            world.apply(best_move)
+            node = best
+        # --- playout to the end of the deal
+        # bound methods hoisted out of the loop: the playout is most of an iteration's moves
+        apply = world.apply
+        if policy is None:
+            legal = world.legal_moves
+            while world.to_move is not None and world.deals_done == deal:
+                apply(choice(legal()))
+        else:
+            while world.to_move is not None and world.deals_done == deal:
+                apply(policy(world, rng))
+        # --- backpropagation
+        end = world.running_payoffs()
+        delta = [e - b for e, b in zip(end, base, strict=True)]
+        d_lo = min(delta)
+        d_hi = max(delta)
+        if d_lo < lo:
+            lo = d_lo
+        if d_hi > hi:
+            hi = d_hi
+        for ch, player in path:
+            ch.visits += 1
+            ch.total += delta[player]
+        done += 1
+    return tree, done, clock() - t0, lo, hi
+
+
+def root_statistics(tree: Node, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
+    """The root's candidates, most visited first (ties: higher mean reward, then legal order), with
+    mean rewards scaled to [0, 1] by the search's final bounds (``None`` for an unvisited move)."""
+    span = hi - lo
+    out: list[tuple[int, float, int, dict[str, Any]]] = []
+    for i, m in enumerate(moves):
+        ch = tree.children.get(m.id)
+        visits = ch.visits if ch is not None else 0
+        if visits == 0 or ch is None:
+            mean: float | None = None
+        elif span > 0:
+            mean = round((ch.total / visits - lo) / span, 6)
+        else:
+            mean = 0.5
+        out.append((-visits, -(mean if mean is not None else -1.0), i,
+                    {"move": m.id, "visits": visits, "mean_reward": mean}))
+    out.sort(key=lambda t: t[:3])
+    return [t[3] for t in out]
+
+
+def playout_policy(rules_id: str, name: str) -> tuple[Policy | None, str]:
+    """The playout policy called ``name`` for a rule set, and the name of the one actually used
+    (``None``/``"random"`` where the rule set has no heuristics)."""
+    if name == "heuristic":
+        cheap = heuristic(rules_id, "playout")
+        if cheap is not None:
+            return cheap, "heuristic"
+    elif name == "greedy":
+        one_ply = heuristic(rules_id, "greedy")
+        if one_ply is not None:
+            def greedy_policy(state: State, rng: random.Random) -> Move:
+                return one_ply(state, state.to_move, rng)
+
+            return greedy_policy, "greedy"
+    return None, "random"
+
+
+class IsmctsEngine(Engine):
+    id = "ismcts"
+    description = ("Single-observer Information Set MCTS (Cowling, Powley & Whitehouse 2012): a fresh "
+                   "determinization per iteration, UCB with availability counts, playouts to the end of the "
+                   "deal scored by each seat's payoff change scaled to [0, 1].")
+    params = (
+        Param("iterations", int, 1000, "search iterations (the search stops at iterations or time_ms, "
+              "whichever comes first)", minimum=1, maximum=1_000_000),
+        Param("time_ms", int, 10_000, "wall-clock budget in milliseconds", minimum=1, maximum=600_000),
+        Param("uct_c", float, DEFAULT_UCT_C, "UCB exploration constant (rewards are in [0, 1])",
+              minimum=0.0, maximum=10.0),
+        Param("playout", str, "heuristic", "playout policy: 'random' (uniform), 'heuristic' (the rule set's cheap "
+              "playout policy, ai.heuristics.<rules>.playout) or 'greedy' (every seat plays the greedy engine's "
+              "one-ply heuristic: slower per iteration, much better informed); random where a rule set has "
+              "no heuristics", choices=("random", "heuristic", "greedy")),
+    )
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        moves = state.legal_moves()
+        policy, used = playout_policy(state.rules.id, params["playout"])
+        if len(moves) == 1:
+            # nothing to decide: spend no budget
+            return Decision(moves[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used, "candidates": [
+                {"move": moves[0].id, "visits": 0, "mean_reward": None}]}, tuple(moves))
+        tree, done, elapsed, lo, hi = search(
+            state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
+            policy=policy, rng=rng)
+        candidates = root_statistics(tree, moves, lo, hi)
+        best_id = candidates[0]["move"]
+        best = next(m for m in moves if m.id == best_id)
+        stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
+                 "candidates": candidates}
+        return Decision(best, stats, tuple(moves))

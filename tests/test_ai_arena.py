@@ -1,0 +1,118 @@
+"""``tilehouse arena`` (duplicate matches, confidence intervals, engine specs on the command line) and
+``tilehouse bench ai``."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+
+import pytest
+
+import engine
+from ai import BadParams, UnknownEngine
+from ai.arena import Spec, confidence_interval, lineups, main
+from bench.ai import main as bench_main
+
+SMALL_RULES = "tiuu" if "tiuu" in engine.RULES else sorted(engine.RULES)[0]
+
+
+def test_engine_specs_carry_typed_parameters():
+    spec = Spec.parse("ismcts:iterations=500,uct_c=0.5,playout=heuristic")
+    assert spec.engine == "ismcts"
+    assert dict(spec.params) == {"iterations": 500, "uct_c": 0.5, "playout": "heuristic"}
+    assert spec.label == "ismcts:iterations=500,playout=heuristic,uct_c=0.5"
+    assert Spec.parse("greedy").label == "greedy"
+
+
+def test_engine_specs_are_validated_before_any_match():
+    with pytest.raises(BadParams) as e:
+        Spec.parse("ismcts:iterations=0")
+    assert e.value.param == "iterations"
+    with pytest.raises(UnknownEngine):
+        Spec.parse("alphazero")
+    with pytest.raises(ValueError):
+        Spec.parse("ismcts:iterations")
+
+
+@pytest.mark.parametrize(("engines", "players"), [(2, 4), (2, 3), (3, 3), (2, 2), (4, 4)])
+def test_duplicate_rotations_give_every_engine_every_seat_equally_often(engines, players):
+    specs = [Spec(f"e{i}", ()) for i in range(engines)]
+    rotations = lineups(specs, players)
+    assert len(set(rotations)) == len(rotations)
+    for spec in specs:
+        per_seat = Counter(seat for lineup in rotations for seat, s in enumerate(lineup) if s == spec)
+        assert len(set(per_seat.values())) == 1 and len(per_seat) == players, per_seat
+
+
+def test_one_engine_against_three_is_rotated_over_all_four_seats():
+    a, b = Spec("a", ()), Spec("b", ())
+    rotations = lineups([a, b, b, b], 4)
+    assert len(rotations) == 4
+    assert sorted(lineup.index(a) for lineup in rotations) == [0, 1, 2, 3]
+
+
+def test_confidence_interval_is_the_student_t_interval_of_the_mean():
+    values = [1.0, 2.0, 3.0, 4.0, 5.0]
+    mean, lo, hi = confidence_interval(values)
+    half = 2.776 * statistics.stdev(values) / 5 ** 0.5
+    assert mean == 3.0 and lo == pytest.approx(3.0 - half) and hi == pytest.approx(3.0 + half)
+    assert confidence_interval([2.0]) is None
+
+
+def _run(capsys, *args: str) -> dict:
+    assert main([SMALL_RULES, "--engine", "greedy", "--engine", "random", "--sets", "4", "--json", *args]) == 0
+    out = capsys.readouterr()
+    return {"report": json.loads(out.out), "stderr": out.err}
+
+
+def test_arena_reports_zero_sum_means_intervals_and_rates(capsys):
+    run = _run(capsys)
+    report = run["report"]
+    assert "4/4 sets" in run["stderr"], "no progress bar on stderr"
+    assert report["sets"] == 4
+    by_label = {e["label"]: e for e in report["engines"]}
+    assert set(by_label) == {"greedy", "random"}
+    players = report["players"]
+    assert report["matches"] == 4 * len(lineups([Spec("a", ()), Spec("b", ())], players))
+    # zero-sum payoffs, each engine in half of the seats: the two means mirror each other
+    if players % 2 == 0:
+        assert by_label["greedy"]["mean_payoff"] == pytest.approx(-by_label["random"]["mean_payoff"])
+    for e in report["engines"]:
+        lo, hi = e["ci95"]
+        assert lo <= e["mean_payoff"] <= hi
+        assert 0.0 <= e["win_rate"] <= 1.0
+        assert e["decisions"] > 0 and e["decisions_per_s"] > 0
+        assert len(report["per_set_payoffs"][e["label"]]) == 4
+    m = report["margin"]
+    assert m["engines"] == ["greedy", "random"]
+    assert m["mean"] == pytest.approx(by_label["greedy"]["mean_payoff"] - by_label["random"]["mean_payoff"])
+
+
+def test_arena_results_do_not_depend_on_the_number_of_processes(capsys):
+    one = _run(capsys, "--quiet")["report"]
+    two = _run(capsys, "--quiet", "--processes", "2")["report"]
+    assert one["per_set_payoffs"] == two["per_set_payoffs"]
+    assert [(e["label"], e["mean_payoff"], e["win_rate"]) for e in one["engines"]] == \
+        [(e["label"], e["mean_payoff"], e["win_rate"]) for e in two["engines"]]
+
+
+def test_arena_prints_a_readable_table(capsys):
+    assert main([SMALL_RULES, "--engine", "greedy", "--engine", "random", "--sets", "2", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "mean payoff" in out and "95% CI" in out and "margin greedy - random" in out
+
+
+def test_arena_refuses_bad_engine_parameters(capsys):
+    with pytest.raises(SystemExit) as e:
+        main([SMALL_RULES, "--engine", "ismcts:uct_c=-1", "--engine", "greedy"])
+    assert e.value.code == 2
+    assert "uct_c" in capsys.readouterr().err
+
+
+def test_bench_ai_reports_iterations_per_second(capsys):
+    assert bench_main([SMALL_RULES, "--seconds", "0.05", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["playout"] for r in rows] == ["random", "heuristic", "greedy"]
+    for r in rows:
+        assert r["rules"] == SMALL_RULES and r["iterations"] >= 1 and r["iterations_per_s"] > 0
