@@ -1,0 +1,137 @@
+"""gunicorn settings for the tilehouse API (``gunicorn -c gunicorn.conf.py 'service.app:create_app()'``).
+
+Every setting can be overridden from the environment (see the README's table); the defaults are for a
+small machine. Worker class and counts were chosen by measurement -- see MEASURED below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gunicorn.glogging import Logger
+
+
+def _int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+# MEASURED (2026-11-30, this 2-core machine shared with other jobs, load average 5-10, so +-30 %):
+# GET /v1/games/{id} (a Tien Gow view from Redis), a Python client with C keep-alive connections for 5 s,
+# gunicorn and a private Redis on the same machine; requests/s of each run, p50 / p99 ms over the runs:
+#   sync    x2          C=8: 737, 1363, 1245 (p50 5-10, p99 22-29)   C=32: 862, 901, 669 (p50 34-42, p99 47-136)
+#   sync    x4          C=8: 703 (p50 11, p99 20)                    C=32: 1147 (p50 23, p99 67)
+#   gthread x2, 4 thr   C=8: 1402, 998, 1320 (p50 5-8, p99 18-27)    C=32: 1007, 1071, 1324 (p50 22-30, p99 54-83)
+#   gthread x2, 8 thr   C=8: 1138, 1080, 864 (p50 6-8, p99 19-24)    C=32: 1211, 1076, 1220 (p50 24-28, p99 63-80)
+#   gthread x4, 4 thr   C=8: 1014 (p50 7, p99 20)                    C=32: 1247 (p50 20, p99 100)
+# A request is CPU-bound Python plus a few Redis round trips, so throughput tops out near one process per
+# core whatever the class; what separates them is many clients: sync serves one connection per process
+# and closes it after every response, so at 32 clients it drops and its tail grows, while gthread keeps
+# connections alive and overlaps Redis waits. Chosen: gthread, workers = cores (2), 4 threads each; more
+# threads or processes bought nothing measurable here. Raise TILEHOUSE_WEB_CONCURRENCY with the cores.
+
+# /metrics must add up the counters of every worker process: prometheus_client's multiprocess mode keeps
+# them in files in this folder. It is chosen here, before any worker imports prometheus_client, so the
+# API gets it however gunicorn is started, and RQ workers (other processes, other containers) never do.
+_own_metrics_dir = "PROMETHEUS_MULTIPROC_DIR" not in os.environ
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR",
+                      str(Path(tempfile.gettempdir()) / f"tilehouse-metrics-{os.getpid()}"))
+
+bind = os.environ.get("TILEHOUSE_BIND", "127.0.0.1:8000")
+worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", "gthread")
+workers = _int("TILEHOUSE_WEB_CONCURRENCY", 2)
+threads = _int("TILEHOUSE_THREADS", 4)
+# A request is a few Redis round trips (the AI runs in RQ workers, never in the request), so a worker
+# silent for 30 s is stuck, not busy.
+timeout = _int("TILEHOUSE_TIMEOUT", 30)
+# Below `tilehouse serve --stop-timeout` (30 s), so a graceful stop is never cut short by SIGKILL.
+graceful_timeout = _int("TILEHOUSE_GRACEFUL_TIMEOUT", 20)
+keepalive = _int("TILEHOUSE_KEEPALIVE", 5)
+# Workers signal liveness by touching a file every second; on a container's overlay /tmp that can block
+# for long enough to get healthy workers killed, /dev/shm is memory (gunicorn's own advice for Docker).
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+# gunicorn >= 25 opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl): two
+# servers on one machine (tests, several checkouts) would fight over it, and nothing here uses it.
+control_socket_disable = True
+# Bounded request lines and headers: nothing in the API needs more, and it caps what a client can make us
+# buffer before Flask sees the request.
+limit_request_line = 4094
+limit_request_fields = 50
+# gunicorn ignores X-Forwarded-* unless the peer is listed here; in compose the API sits behind nothing,
+# behind a proxy set FORWARDED_ALLOW_IPS to its address.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+# The app writes one JSON line per request itself (service.observability: route template, status,
+# duration, request id), so gunicorn's own access log is off by default to avoid two lines per request.
+# TILEHOUSE_ACCESS_LOG=1 turns it on (JSON, to stdout), e.g. to see requests that never reach Flask.
+access_log_on = os.environ.get("TILEHOUSE_ACCESS_LOG", "").lower() in ("1", "true", "yes", "on")
+
+
+class JsonAccessLogger(Logger):
+    """gunicorn's access log as one JSON object per line, encoded with json.dumps: a JSON-shaped
+    ``access_log_format`` would pass a quote in a path or a user agent through unescaped."""
+
+    def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> None:
+        if not getattr(self, "access_log_enabled", True):
+            return
+        atoms = self.atoms(resp, req, environ, request_time)
+        line = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "level": "info",
+                "logger": "gunicorn.access", "remote": atoms["h"], "method": atoms["m"], "path": atoms["U"],
+                "query": atoms["q"], "status": int(str(atoms["s"]).split()[0]), "bytes": atoms["B"],
+                "duration_ms": round(request_time.total_seconds() * 1000, 3),
+                "request_id": atoms.get("{x-request-id}o"), "user_agent": atoms["a"]}
+        self.access_log.info(json.dumps(line, default=str))
+
+
+logger_class = JsonAccessLogger
+errorlog = "-"
+loglevel = os.environ.get("TILEHOUSE_LOG_LEVEL", "info").lower()
+
+# gunicorn's own messages, and everything the app logs through the root logger, as one JSON object per
+# line (the same shape as the app and the RQ workers write).
+logconfig_dict: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"context": {"()": "service.observability.ContextFilter"}},
+    "formatters": {
+        "json": {"()": "service.observability.JsonFormatter"},
+        # JsonAccessLogger's message is a JSON line already; it passes through unchanged.
+        "raw": {"format": "%(message)s"},
+    },
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["context"],
+                   "stream": "ext://sys.stderr"},
+        "access": {"class": "logging.StreamHandler", "formatter": "raw", "stream": "ext://sys.stdout"},
+    },
+    "root": {"level": loglevel.upper(), "handlers": ["stderr"]},
+    "loggers": {
+        "gunicorn.error": {"level": loglevel.upper(), "handlers": ["stderr"], "propagate": False},
+        "gunicorn.access": {"level": "INFO" if access_log_on else "CRITICAL", "handlers": ["access"],
+                            "propagate": False},
+    },
+}
+
+def on_starting(server: Any) -> None:
+    """Start PROMETHEUS_MULTIPROC_DIR empty: files left by an earlier run would be summed into /metrics."""
+    path = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    path.mkdir(parents=True, exist_ok=True)
+    for child in path.glob("*.db"):
+        child.unlink()
+
+
+def on_exit(server: Any) -> None:
+    """Remove the metrics folder if it was ours (a folder the operator named is left in place)."""
+    if _own_metrics_dir:
+        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """Let prometheus_client drop the live-gauge files of a gunicorn worker that has exited."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
