@@ -42,7 +42,10 @@ Hidden information: face-down discards are seen only by their owner; every other
 
 Speed: hands are sorted tuples of face ids; legal move lists and hand-after-move tuples are cached in
 module-level dicts; moves are interned ``Move`` objects whose ``code`` carries
-``(face_up, faces, group type, rank, situation key)``.
+``(face_up, faces, group type, rank, situation key)``.  Because every ISMCTS iteration deals fresh hands
+that the caches have never seen, generation itself is cheap too: a hand's face counts packed into one int
+test group containment with one subtraction, per-situation tables list the groups that can beat, and lead
+groups come from small tables keyed by masked counts.
 """
 
 from __future__ import annotations
@@ -124,8 +127,9 @@ def _build_groups() -> list[tuple[tuple[Face, ...], int, int]]:
 _GROUP_LIST = _build_groups()
 #: faces (sorted by id) -> (type, rank) for every legal group
 GROUPS: dict[tuple[Face, ...], tuple[int, int]] = {g: (t, r) for g, t, r in _GROUP_LIST}
-_GROUP_NEEDS: list[tuple[tuple[Face, ...], int, int, tuple[tuple[Face, int], ...]]] = [
-    (g, t, r, tuple(Counter(g).items())) for g, t, r in _GROUP_LIST]
+
+#: ``range(copies)`` by count: expanding counts back into tiles without building a range per face
+_RANGES: tuple[range, ...] = tuple(range(c) for c in range(3))
 
 _LEAD = -1  # situation key: the player to move leads
 _DEAD = -2  # situation key: early death, only the discard of the last tile
@@ -173,23 +177,110 @@ _LEGAL: dict[tuple[tuple[Face, ...], int], list[Move]] = {}
 _AFTER: dict[tuple[tuple[Face, ...], tuple[Face, ...]], tuple[Face, ...]] = {}
 _CACHE_LIMIT = 200_000  # entries per cache: a few tens of MB at most
 
+# A fresh determinization deals hands the caches have never seen, so generation itself must be cheap: a hand
+# becomes one int of 3-bit count fields (a face has at most 2 copies) whose top bit is a guard, and "the hand
+# holds this group" is then one subtraction, ``(code - need) & _GUARD == _GUARD`` (a field keeps its guard
+# bit exactly when its count is at least the group's; no field can borrow from the next).
+_UNIT: tuple[int, ...] = tuple(1 << (3 * f) for f in FACES)
+_GUARD = sum(4 * u for u in _UNIT)
 
-def _contains(counts: Counter[Face], needs: tuple[tuple[Face, int], ...]) -> bool:
-    return all(counts[f] >= k for f, k in needs)
+
+def _need(faces: tuple[Face, ...]) -> int:
+    return sum(_UNIT[f] for f in faces)
+
+
+#: the face-up single of each face and the face-down discard of one tile, indexed by face (no dict lookup)
+_PLAY1: tuple[Move, ...] = tuple(_move(1, (f,)) for f in FACES)
+_DISCARD1: tuple[Move, ...] = tuple(_move(0, (f,)) for f in FACES)
+#: the lead groups of two or more tiles, in ``_GROUP_LIST`` order (singles come first there, in face order)
+_LEAD_MULTI: tuple[tuple[int, Move], ...] = tuple(
+    (_need(g), _move(1, g)) for g, _t, _r in _GROUP_LIST if len(g) > 1)
+#: situation -> (need, move) of every group that beats it, in ``_GROUP_LIST`` order: the filter by type and
+#: rank is done once here instead of on every follow
+_BEATS: dict[int, tuple[tuple[int, Move], ...]] = {
+    _sit(t, r): tuple((_need(g2), _move(1, g2)) for g2, t2, r2 in _GROUP_LIST if t2 == t and r2 > r)
+    for _g, t, r in _GROUP_LIST}
+#: situation -> trick size
+_SIZE: dict[int, int] = {_sit(t, r): len(g) for g, t, r in _GROUP_LIST}
+
+
+class _Discards(dict[tuple[Face, ...], Move]):
+    """faces -> interned discard move, built on first use (``map(d.__getitem__, ...)`` runs in C); bounded
+    by the few thousand multisets of 2-4 tiles of the set."""
+
+    def __missing__(self, faces: tuple[Face, ...]) -> Move:
+        m = self[faces] = _move(0, faces)
+        return m
+
+
+_DISCARDS = _Discards()
+_discard_of = _DISCARDS.__getitem__
+
+#: situation of a single -> {face: its face-up single} for the faces that beat it, in face order
+_HIGHER1: dict[int, dict[Face, Move]] = {
+    sit: {m.code[1][0]: m for _need, m in beats} for sit, beats in _BEATS.items() if _SIZE[sit] == 1}
+
+
+class _LeadSegment(dict[int, tuple[Move, ...]]):
+    """One run of ``_LEAD_MULTI`` whose groups use only a few count fields, keyed by the hand's code masked
+    to those fields: a lead looks up three cached runs instead of testing 40 groups.  Bounded by the values
+    the mask allows: 2^11 (civil pairs), 2^10 (military), 3^4 * 2^8 (mixed groups)."""
+
+    def __init__(self, groups: Sequence[tuple[int, Move]]) -> None:
+        super().__init__()
+        self.groups = tuple(groups)
+        least: dict[Face, int] = {}  # face -> the fewest copies of it a group of the run needs
+        for need, _m in groups:
+            for f in FACES:
+                k = need >> (3 * f) & 3
+                if k:
+                    least[f] = min(k, least.get(f, k))
+        # a face only ever needed twice keeps just its "two copies" bit: fewer keys for the same answers
+        self.mask = sum((2 if k == 2 else 3) * _UNIT[f] for f, k in least.items())
+
+    def __missing__(self, key: int) -> tuple[Move, ...]:
+        ms = self[key] = tuple(m for need, m in self.groups if (key + _GUARD - need) & _GUARD == _GUARD)
+        return ms
+
+
+# civil pairs | military pairs and the Supreme | mixed groups: consecutive runs of _LEAD_MULTI, so the
+# concatenation keeps the order of _GROUP_LIST
+_SEG_PAIRS = _LeadSegment([gm for gm in _LEAD_MULTI if gm[1].code[2] == PAIR_CIVIL])
+_SEG_MILITARY = _LeadSegment([gm for gm in _LEAD_MULTI if gm[1].code[2] in (PAIR_MILITARY, SUPREME)])
+_SEG_MIXED = _LeadSegment([gm for gm in _LEAD_MULTI
+                           if gm[1].code[2] not in (PAIR_CIVIL, PAIR_MILITARY, SUPREME)])
+assert _SEG_PAIRS.groups + _SEG_MILITARY.groups + _SEG_MIXED.groups == _LEAD_MULTI
+_M_PAIRS, _M_MILITARY, _M_MIXED = _SEG_PAIRS.mask, _SEG_MILITARY.mask, _SEG_MIXED.mask
+_pairs_of, _military_of, _mixed_of = _SEG_PAIRS.__getitem__, _SEG_MILITARY.__getitem__, _SEG_MIXED.__getitem__
 
 
 def _generate(hand: tuple[Face, ...], sit: int) -> list[Move]:
     if sit == _LEAD:
-        counts = Counter(hand)
-        return [_move(1, g) for g, _t, _r, needs in _GROUP_NEEDS if _contains(counts, needs)]
+        code = sum([_UNIT[f] for f in hand])
+        # the hand is sorted by face id, so its distinct faces come in the singles' order
+        out = [_PLAY1[f] for f in dict.fromkeys(hand)]
+        out += _pairs_of(code & _M_PAIRS)
+        out += _military_of(code & _M_MILITARY)
+        out += _mixed_of(code & _M_MIXED)
+        return out
     if sit == _DEAD:
         return [_move(0, hand)]
-    gtype, rank = divmod(sit, 32)
-    n = len(next(g for g, t, _r, _n in _GROUP_NEEDS if t == gtype))
-    counts = Counter(hand)
-    out = [_move(1, g) for g, t, r, needs in _GROUP_NEEDS
-           if t == gtype and r > rank and _contains(counts, needs)]
-    out.extend(_move(0, c) for c in dict.fromkeys(combinations(hand, n)))
+    n = _SIZE[sit]
+    if n == 1:
+        # the most frequent follow: one pass over the distinct faces serves both the beats and the discards
+        distinct = dict.fromkeys(hand)
+        higher = _HIGHER1[sit]
+        out = [higher[f] for f in distinct if f in higher]
+        out += [_DISCARD1[f] for f in distinct]
+        return out
+    beats = _BEATS[sit]
+    if beats:
+        code = sum([_UNIT[f] for f in hand], _GUARD)
+        out = [m for need, m in beats if (code - need) & _GUARD == _GUARD]
+    else:
+        out = []
+    # combinations of a sorted hand come in lexicographic order, so dict.fromkeys keeps the first of equals
+    out += map(_discard_of, dict.fromkeys(combinations(hand, n)))
     return out
 
 
@@ -460,13 +551,18 @@ class TienGowState(State):
         up, faces, gtype, rank, sit = move.code
         s = self._turn
         hand = self.hands[s]
-        key = (hand, faces)
-        after = _AFTER.get(key)
-        if after is None:
-            if len(_AFTER) > _CACHE_LIMIT:
-                _AFTER.clear()
-            after = _AFTER[key] = _remove(hand, faces)
-        self.hands[s] = after
+        if len(faces) == 1:
+            # one tile (most moves): slicing around it is cheaper than a cache miss on a fresh hand
+            i = hand.index(faces[0])
+            self.hands[s] = hand[:i] + hand[i + 1:]
+        else:
+            key = (hand, faces)
+            after = _AFTER.get(key)
+            if after is None:
+                if len(_AFTER) > _CACHE_LIMIT:
+                    _AFTER.clear()
+                after = _AFTER[key] = _remove(hand, faces)
+            self.hands[s] = after
         if up:
             if not self.cur:
                 self._n = len(faces)
@@ -655,36 +751,51 @@ class TienGowState(State):
     def determinize(self, seat: Seat, rng: random.Random) -> TienGowState:
         """Other hands and other seats' face-down discards dealt afresh from the tiles ``seat`` has not seen
         (its hand, its own discards and every face-up tile are known); a new seed for future deals."""
-        known = Counter(self.hands[seat])
-        all_plays = [p for _l, _w, ps in self.tricks for p in ps] + list(self.cur)
-        for p, up, played in all_plays:
+        # one per ISMCTS iteration: plain lists of counts instead of Counter, and no redeal pass over the
+        # tricks unless another seat has really discarded face down
+        counts = list(CF_COPIES)
+        for f in self.hands[seat]:
+            counts[f] -= 1
+        hidden = False
+        for _l, _w, ps in self.tricks:
+            for p, up, played in ps:
+                if up or p == seat:
+                    for f in played:
+                        counts[f] -= 1
+                else:
+                    hidden = True
+        for p, up, played in self.cur:
             if up or p == seat:
-                known.update(played)
-        unseen: list[Face] = []
-        for f in FACES:
-            unseen.extend([f] * (CF_COPIES[f] - known[f]))
+                for f in played:
+                    counts[f] -= 1
+            else:
+                hidden = True
+        # in face order, as sorted ids: the canonical order the shuffle starts from
+        unseen = [f for f in FACES for _ in _RANGES[counts[f]]]
         rng.shuffle(unseen)
-        pos = 0
         w = self.clone()
+        hands = w.hands
+        pos = 0
         for o in range(PLAYERS):
             if o != seat:
-                k = len(self.hands[o])
-                w.hands[o] = tuple(sorted(unseen[pos:pos + k]))
+                k = len(hands[o])
+                hands[o] = tuple(sorted(unseen[pos:pos + k]))
                 pos += k
+        if hidden:
 
-        def redeal(ps: tuple[Play, ...]) -> tuple[Play, ...]:
-            nonlocal pos
-            out = []
-            for p, up, f in ps:
-                if not up and p != seat:
-                    k = len(f)
-                    f = tuple(sorted(unseen[pos:pos + k]))
-                    pos += k
-                out.append((p, up, f))
-            return tuple(out)
+            def redeal(ps: tuple[Play, ...]) -> tuple[Play, ...]:
+                nonlocal pos
+                out = []
+                for p, up, f in ps:
+                    if not up and p != seat:
+                        k = len(f)
+                        f = tuple(sorted(unseen[pos:pos + k]))
+                        pos += k
+                    out.append((p, up, f))
+                return tuple(out)
 
-        w.tricks = tuple((ld, wn, redeal(ps)) for ld, wn, ps in self.tricks)
-        w.cur = redeal(self.cur)
+            w.tricks = tuple((ld, wn, redeal(ps)) for ld, wn, ps in self.tricks)
+            w.cur = redeal(self.cur)
         w.seed = rng.getrandbits(63)
         return w
 
