@@ -47,10 +47,12 @@ def main(argv: list[str]) -> int:
         ensure_env("test")
         return subprocess.call([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
     ensure_env("")
-    try:
-        return subprocess.call([str(BIN / "tilehouse"), "serve", *rest], cwd=ROOT)
-    except KeyboardInterrupt:
-        return 130
+    proc = subprocess.Popen([str(BIN / "tilehouse"), "serve", *rest], cwd=ROOT)
+    while True:
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            continue  # serve got the Ctrl-C too and stops its children in order; wait for it
 
 
 if __name__ == "__main__":

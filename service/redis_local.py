@@ -14,6 +14,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -63,10 +64,14 @@ class LocalRedis:
     ``persist=True`` turns on append-only persistence (for ``tilehouse serve``); tests run without it.
     """
 
-    def __init__(self, data_dir: str | os.PathLike[str], *, port: int | None = None, persist: bool = False) -> None:
+    def __init__(self, data_dir: str | os.PathLike[str], *, port: int | None = None, persist: bool = False,
+                 popen_kwargs: dict[str, Any] | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.persist = persist
+        #: extra ``subprocess.Popen`` arguments (``tilehouse serve`` starts Redis in its own process group so
+        #: that a terminal's Ctrl-C does not stop it before the workers that still need it)
+        self.popen_kwargs = dict(popen_kwargs or {})
         self.binary, self.source = redis_server_binary()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -79,8 +84,8 @@ class LocalRedis:
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir),
                 "--save", "", "--appendonly", "yes" if self.persist else "no", "--daemonize", "no",
                 "--logfile", str(self.data_dir / "redis.log"), "--protected-mode", "yes"]
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+        kwargs: dict[str, Any] = {"stdin": subprocess.DEVNULL, **self.popen_kwargs}
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

