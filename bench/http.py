@@ -227,7 +227,9 @@ def _human_game(conn: http.client.HTTPConnection, rules_id: str, seed: int) -> t
     return created["game"]["id"], next(s["token"] for s in created["seats"] if s["seat"] == seat)
 
 
-def _wait_job(rconn: redis.Redis, job_id: str, timeout: float = 120.0) -> Job:
+def _wait_job(rconn: redis.Redis, job_id: str, timeout: float = 120.0, poll: float = 0.0005) -> Job:
+    """Wait for a job.  Times come from RQ's own ``enqueued_at``/``ended_at``, so ``poll`` only sets how
+    much CPU the waiting costs: the split search polls slowly so as not to steal a core from the workers."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = Job.fetch(job_id, connection=rconn)
@@ -236,7 +238,7 @@ def _wait_job(rconn: redis.Redis, job_id: str, timeout: float = 120.0) -> Job:
             return job
         if status in ("failed", "canceled", "stopped"):
             raise RuntimeError(f"job {job_id} {status}")
-        time.sleep(0.0005)
+        time.sleep(poll)
     raise RuntimeError(f"job {job_id} did not finish")
 
 
@@ -265,7 +267,7 @@ def split_search(port: int, rconn: redis.Redis, iterations: int, repeats: int) -
                                    {"engine": "ismcts", "workers": workers,
                                     "params": {"iterations": iterations, "time_ms": 600000}}, token)
             assert status == 202, job
-            done = _wait_job(rconn, job["id"])
+            done = _wait_job(rconn, job["id"], poll=0.05)
             first = min(Job.fetch(p, connection=rconn).enqueued_at or datetime.max
                         for p in done.meta.get("parts", [done.id]))
             assert done.ended_at is not None
@@ -286,13 +288,14 @@ def _spin(n: int) -> float:
     return time.perf_counter() - t
 
 
-def cpu_parallelism(n: int = 4_000_000) -> float:
+def cpu_parallelism(n: int = 20_000_000) -> float:
     """How much faster two processes do two equal pure-Python loops than one does one after the other: the
     ceiling for any two-worker speed-up on this machine right now (2.0 on two idle cores)."""
     import multiprocessing
 
     one = _spin(n)
     with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_spin, [1000, 1000])  # wait until both processes have started and imported this module
         t = time.perf_counter()
         pool.map(_spin, [n, n])
         two = time.perf_counter() - t
@@ -307,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clients", type=int, default=4, help="client threads (default 4)")
     p.add_argument("--rounds", type=int, default=5, help="interleaved slices per endpoint (default 5)")
     p.add_argument("--jobs", type=int, default=60, help="1-iteration suggestions for the job overhead")
-    p.add_argument("--iterations", type=int, default=6000, help="ismcts iterations for the split search")
+    p.add_argument("--iterations", type=int, default=24000, help="ismcts iterations for the split search")
     p.add_argument("--repeats", type=int, default=3, help="repeats of the split-search comparison")
     p.add_argument("--redis-url", default=None, help="use this Redis (it is flushed!) instead of a private one")
     p.add_argument("--json", action="store_true", help="print JSON")
