@@ -29,58 +29,22 @@ from random import Random
 from typing import Any, ClassVar
 
 from ai.exceptions import AIError, BadParams, EngineFailure, NotToMove, UnknownEngine
-from engine.game import Move, Seat, State
+from engine.game import Field, Move, Seat, State
 
 log = logging.getLogger(__name__)
 
 #: the entry-point group third-party engines register under
 ENTRY_POINT_GROUP = "tilehouse.engines"
 
-_TYPE_NAMES: dict[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
-
-
 @dataclass(frozen=True)
-class Param:
-    """One engine parameter: type, default and allowed values (``choices`` or ``minimum``..``maximum``)."""
+class Param(Field):
+    """One engine parameter (the schema is shared with rule options); a bad value is ``BadParams``
+    naming it."""
 
-    name: str
-    type: type
-    default: Any
-    description: str
-    choices: tuple[Any, ...] | None = None
-    minimum: float | None = None
-    maximum: float | None = None
+    kind: ClassVar[str] = "parameter"
 
-    def validate(self, value: Any) -> Any:
-        # bool is a subclass of int: refuse True where a number is wanted; a float parameter takes ints.
-        ok = (type(value) is self.type
-              or (self.type is float and type(value) is int))
-        if not ok:
-            raise BadParams(f"parameter {self.name!r} must be a {_TYPE_NAMES[self.type]}, not {value!r}",
-                            self.name)
-        if self.type is float:
-            value = float(value)
-            if value != value or value in (float("inf"), float("-inf")):
-                raise BadParams(f"parameter {self.name!r} must be a finite number, not {value!r}", self.name)
-        if self.choices is not None and value not in self.choices:
-            allowed = ", ".join(repr(c) for c in self.choices)
-            raise BadParams(f"parameter {self.name!r} must be one of {allowed}, not {value!r}", self.name)
-        if self.minimum is not None and value < self.minimum:
-            raise BadParams(f"parameter {self.name!r} must be at least {self.minimum}, not {value!r}", self.name)
-        if self.maximum is not None and value > self.maximum:
-            raise BadParams(f"parameter {self.name!r} must be at most {self.maximum}, not {value!r}", self.name)
-        return value
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "type": _TYPE_NAMES[self.type], "default": self.default,
-                             "description": self.description}
-        if self.choices is not None:
-            d["enum"] = list(self.choices)
-        if self.minimum is not None:
-            d["minimum"] = self.minimum
-        if self.maximum is not None:
-            d["maximum"] = self.maximum
-        return d
+    def error(self, message: str) -> Exception:
+        return BadParams(message, self.name)
 
 
 @dataclass(frozen=True)

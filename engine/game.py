@@ -70,36 +70,47 @@ class Move:
 
 # --------------------------------------------------------------------------- options
 
-_TYPE_NAMES = {bool: "boolean", int: "integer", str: "string"}
-
-
-def _as_number(value: Any) -> int:
-    return int(value)
+_TYPE_NAMES: dict[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
 @dataclass(frozen=True)
-class Option:
-    """One rule option with its type, default and allowed values (``choices`` or ``minimum``..``maximum``)."""
+class Field:
+    """A typed setting with a default and allowed values (``choices`` or ``minimum``..``maximum``): the
+    schema shared by rule options (:class:`Option`) and AI engine parameters (``ai.Param``), which differ
+    only in the error they raise."""
 
     name: str
     type: type
     default: Any
     description: str
     choices: tuple[Any, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+    #: what the error messages call this kind of setting
+    kind: ClassVar[str] = "setting"
+
+    def error(self, message: str) -> Exception:
+        return ValueError(message)
 
     def validate(self, value: Any) -> Any:
-        # bool is a subclass of int: refuse True where a number is wanted, and 1 where a flag is wanted.
-        if type(value) is not self.type:
-            raise BadOptions(f"option {self.name!r} must be a {_TYPE_NAMES[self.type]}, not {value!r}", self.name)
+        what = f"{self.kind} {self.name!r}"
+        # bool is a subclass of int: refuse True where a number is wanted and 1 where a flag is wanted;
+        # a float setting takes ints.
+        ok = type(value) is self.type or (self.type is float and type(value) is int)
+        if not ok:
+            raise self.error(f"{what} must be a {_TYPE_NAMES[self.type]}, not {value!r}")
+        if self.type is float:
+            value = float(value)
+            if value != value or value in (float("inf"), float("-inf")):
+                raise self.error(f"{what} must be a finite number, not {value!r}")
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(repr(c) for c in self.choices)
-            raise BadOptions(f"option {self.name!r} must be one of {allowed}, not {value!r}", self.name)
-        if self.minimum is not None and _as_number(value) < self.minimum:
-            raise BadOptions(f"option {self.name!r} must be at least {self.minimum}, not {value!r}", self.name)
-        if self.maximum is not None and _as_number(value) > self.maximum:
-            raise BadOptions(f"option {self.name!r} must be at most {self.maximum}, not {value!r}", self.name)
+            raise self.error(f"{what} must be one of {allowed}, not {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise self.error(f"{what} must be at least {self.minimum}, not {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise self.error(f"{what} must be at most {self.maximum}, not {value!r}")
         return value
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,6 +123,16 @@ class Option:
         if self.maximum is not None:
             d["maximum"] = self.maximum
         return d
+
+
+@dataclass(frozen=True)
+class Option(Field):
+    """One rule option; a bad value is ``BadOptions`` naming it."""
+
+    kind: ClassVar[str] = "option"
+
+    def error(self, message: str) -> Exception:
+        return BadOptions(message, self.name)
 
 
 @dataclass(frozen=True)
