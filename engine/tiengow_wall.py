@@ -40,18 +40,22 @@ finished rounds are trophies laid open, so the view lists every tile played in t
 follow suit) and replaces the seed, so the AI cannot foresee future deals or dice.
 
 Speed: faces are renumbered 0..20 in the order ids list tiles (high halves first), hands are sorted lists of
-those ints, a column is a list of ``face << 2 | seat`` ints (bottom to top), legal move lists are cached by
-``(hand, columns)`` and moves are interned ``Move`` objects whose ``code`` is the tuple of faces (lead: in
-column order; place: the tile for column 0, 1, ...).
+those ints, a column is a list of ``face << 2 | seat`` ints (bottom to top) and moves are interned ``Move``
+objects whose ``code`` is the tuple of faces (lead: in column order; place: the tile for column 0, 1, ...).
+A move list is lazy: its length is counted from the hand's face counts and ``moves[i]`` builds only that
+move, so a random playout does not build the ~26000 placements (or 2516 leads) of a 16-tile hand.  Memory: every cache
+is bounded (sizes at the tables), as the engine lives in long-lived server and worker processes.
 """
 
 from __future__ import annotations
 
 import copy
+import math
+import operator
 import random
 from collections.abc import Mapping, Sequence
 from itertools import combinations, permutations
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 from engine.exceptions import BadState, IllegalMove, InvalidMove
 from engine.game import (
@@ -148,23 +152,46 @@ def pair_rank(a: int, b: int) -> int:
 
 
 # --------------------------------------------------------------------------- interned moves and caches
+#
+# The engine lives inside long-lived gunicorn and RQ worker processes, so every table here has a documented
+# bound (a placement ``Move`` costs ~350 bytes: object, id, tiles tuple, key; its ``extra`` dict is shared).
+# A 2-player follower with 16 tiles has up to ~26000 placements for a 4-tile lead (and a 16-tile leader 2516
+# leads) while a random playout takes one of them, so a move list is a lazy list (``_Moves``): its length is
+# counted from the hand's face counts and ``moves[i]`` builds just that move; anything else (iteration,
+# slicing, comparison...) first fills it with every move, from the bounded per-tile-set tables below.
 
+#: sorted tiles -> interned lead; bounded by the 9922 sub-multisets of 1 to 4 tiles of the set (~4 MB)
 _LEAD_MOVES: dict[tuple[int, ...], Move] = {}
+#: faces by column -> interned placement; emptied (with the two tables below) when it holds _PLACE_LIMIT.
+#: The limit is just above the 178142 placements of up to four tiles of the set: a search at 3 or 4
+#: players meets nearly all of them within minutes (fresh opponent hands every iteration), and emptying the
+#: table then costs more than keeping it (measured: ~3x fewer iterations right after a clear).  Full, the
+#: table and its companions hold ~65 MB; a process that only plays or runs random playouts builds only the
+#: placements it picks (lazy lists), a few MB.
 _PLACE_MOVES: dict[tuple[int, ...], Move] = {}
-#: sorted tiles -> every distinct placement of them on ``len`` columns.  A follow is the concatenation of
-#: these lists over the hand's distinct sub-multisets: ~1000 lookups for a 16-tile hand instead of one per
-#: placement (~26000).  The universe is finite (about 180000 placements of up to four tiles, ~450 bytes each),
-#: so these tables are never emptied: building a ``Move`` again would cost ~2 us each.
-_PLACEMENTS: dict[tuple[int, ...], list[Move]] = {}
-#: (hand, columns) -> legal moves, for search revisiting a position; bounded, emptied when full
-_MOVE_CACHE: dict[tuple[tuple[int, ...], int], list[Move]] = {}
-_CACHE_ENTRIES = 20000
-_CACHE_MOVES = 600000
-_cached_moves = 0
+_PLACE_LIMIT = 200_000
+#: sorted tiles -> every distinct placement of them (``dict.fromkeys(permutations(tiles))`` order); holds
+#: interned placements only, so it is bounded with _PLACE_MOVES
+_PLACEMENTS: dict[tuple[int, ...], tuple[Move, ...]] = {}
+#: (hand, columns; 0 for a lead) -> the full move list, so that a search revisiting a position does not
+#: rebuild it; holds interned moves only, emptied with _PLACE_MOVES or when it holds _LIST_REFS references
+_LISTS: dict[tuple[tuple[int, ...], int], tuple[Move, ...]] = {}
+_LIST_REFS = 300_000  # ~2.4 MB of references
+_list_refs = 0
+_clears = 0  # times _PLACE_MOVES was emptied: a list built across an emptying is not kept
+#: sorted tiles -> its distinct orders (as ``_PLACEMENTS``), for ``moves[i]`` without building 24 moves;
+#: emptied when it holds _ORDERS_LIMIT tile sets (~4 MB)
+_ORDERS: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {}
+_ORDERS_LIMIT = 5_000
 #: "6-6>0" per (face, column), so that building a placement id is a few concatenations
 _CELL: tuple[tuple[str, ...], ...] = tuple(tuple(f"{NAME[f]}>{i}" for i in range(MAX_LEAD)) for f in range(NUM))
-#: the ``columns`` field of placements, one shared list per column count (read only)
-_COLUMNS: tuple[list[int], ...] = tuple(list(range(n)) for n in range(MAX_LEAD + 1))
+#: the ``extra`` of placements, one shared dict per column count (read only, like its ``columns`` list)
+_EXTRA: tuple[dict[str, Any], ...] = tuple({"columns": list(range(n))} for n in range(MAX_LEAD + 1))
+#: binomial coefficients C[n][m] for n, m <= MAX_LEAD
+_BINOM: tuple[tuple[int, ...], ...] = tuple(
+    tuple(math.comb(n, m) for m in range(MAX_LEAD + 1)) for n in range(MAX_LEAD + 1))
+#: move lists at most this long are built in full at once (the lazy list's bookkeeping would cost more)
+_EAGER = 24
 
 
 def lead_move(faces: tuple[int, ...]) -> Move:
@@ -181,40 +208,236 @@ def place_move(faces: tuple[int, ...]) -> Move:
     """The interned placement putting ``faces[i]`` on column ``i``."""
     m = _PLACE_MOVES.get(faces)
     if m is None:
+        global _list_refs, _clears
+        if len(_PLACE_MOVES) >= _PLACE_LIMIT:
+            # the two other tables hold interned placements: emptied together, no table keeps a second copy
+            # of a placement alive
+            _PLACE_MOVES.clear()
+            _PLACEMENTS.clear()
+            _LISTS.clear()
+            _list_refs = 0
+            _clears += 1
         m = Move("place:" + "+".join([_CELL[f][i] for i, f in enumerate(faces)]), "place",
-                 tuple([NAME[f] for f in faces]), {"columns": _COLUMNS[len(faces)]}, code=faces)
+                 tuple([NAME[f] for f in faces]), code=faces)
+        m.extra = _EXTRA[len(faces)]  # shared: ~200 bytes less per move than a dict of its own
         _PLACE_MOVES[faces] = m
     return m
 
 
-def _placements(tiles: tuple[int, ...]) -> list[Move]:
+def _orders(tiles: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    os = _ORDERS.get(tiles)
+    if os is None:
+        if len(_ORDERS) >= _ORDERS_LIMIT:
+            _ORDERS.clear()
+        # deduplicated in order: identical tiles give one placement
+        os = _ORDERS[tiles] = tuple(dict.fromkeys(permutations(tiles)))
+    return os
+
+
+def _placements(tiles: tuple[int, ...]) -> tuple[Move, ...]:
     ms = _PLACEMENTS.get(tiles)
     if ms is None:
-        # deduplicated in order: identical tiles give one placement
-        ms = _PLACEMENTS[tiles] = [place_move(p) for p in dict.fromkeys(permutations(tiles))]
+        clears = _clears
+        get = _PLACE_MOVES.get
+        ms = tuple([get(p) or place_move(p) for p in _orders(tiles)])
+        if clears == _clears:  # not kept when the tables were emptied meanwhile: it may hold old copies
+            _PLACEMENTS[tiles] = ms
     return ms
 
 
-def _generate(hand: tuple[int, ...], columns: int) -> list[Move]:
-    global _cached_moves
+def _all_moves(hand: tuple[int, ...], columns: int) -> tuple[Move, ...]:
+    """Every move of ``hand`` in legal order.  Leads (``columns`` 0): 1 to 4 tiles, the distinct tile sets
+    of each size in ``combinations`` order.  Follows: the distinct tile sets of ``columns`` tiles in
+    ``combinations`` order, each with its distinct orders in ``permutations`` order (both lexicographic, as
+    the hand is sorted)."""
+    global _list_refs
     key = (hand, columns)
-    moves = _MOVE_CACHE.get(key)
+    moves = _LISTS.get(key)
     if moves is None:
+        clears = _clears
         if columns == 0:
             get = _LEAD_MOVES.get
-            moves = [get(c) or lead_move(c) for k in range(1, min(MAX_LEAD, len(hand)) + 1)
-                     for c in dict.fromkeys(combinations(hand, k))]
+            moves = tuple([get(c) or lead_move(c) for k in range(1, min(MAX_LEAD, len(hand)) + 1)
+                           for c in dict.fromkeys(combinations(hand, k))])
         else:
-            moves = []
-            extend = moves.extend
+            out: list[Move] = []
+            extend = out.extend
             pget = _PLACEMENTS.get
             for c in dict.fromkeys(combinations(hand, columns)):
                 extend(pget(c) or _placements(c))
-        if len(_MOVE_CACHE) >= _CACHE_ENTRIES or _cached_moves + len(moves) > _CACHE_MOVES:
-            _MOVE_CACHE.clear()
-            _cached_moves = 0
-        _MOVE_CACHE[key] = moves
-        _cached_moves += len(moves)
+            moves = tuple(out)
+        if _list_refs + len(moves) > _LIST_REFS:
+            _LISTS.clear()
+            _list_refs = 0
+        if len(moves) <= _LIST_REFS and clears == _clears:
+            _LISTS[key] = moves
+            _list_refs += len(moves)
+    return moves
+
+
+def _count_tables(weighted: bool) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """``t[a][b][j]``: for a hand of ``a`` faces held once and ``b`` faces held twice, how many follows of
+    ``j`` tiles (``weighted``: ordered, identical tiles counted once) or how many tile sets of ``j`` tiles
+    there are.  It depends on nothing else, so a hand's counts never need a table of their own."""
+    t = [[[0] * (MAX_LEAD + 1) for _b in range(NUM + 1)] for _a in range(NUM + 1)]
+    for a in range(NUM + 1):
+        for b in range(NUM + 1 - a):
+            for j in range(MAX_LEAD + 1):
+                if a:  # take off one face held once: used 0 or 1 times
+                    t[a][b][j] = t[a - 1][b][j] + (j if weighted else 1) * (t[a - 1][b][j - 1] if j else 0)
+                elif b:  # one face held twice: used 0, 1 or 2 times
+                    v = t[a][b - 1]
+                    t[a][b][j] = (v[j] + ((j if weighted else 1) * v[j - 1] if j else 0)
+                                  + ((_BINOM[j][2] if weighted else 1) * v[j - 2] if j > 1 else 0))
+                else:
+                    t[a][b][j] = 1 if j == 0 else 0
+    return tuple(tuple(tuple(row) for row in rows) for rows in t)
+
+
+#: count tables of follows and of leads (see ``_count_tables``); 22 * 22 * 5 ints each
+_FOLLOW_COUNT = _count_tables(True)
+_LEAD_COUNT = _count_tables(False)
+#: leads of a hand: its tile sets of 1 to MAX_LEAD tiles
+_LEAD_TOTAL = tuple(tuple(sum(row[1:]) for row in rows) for rows in _LEAD_COUNT)
+
+
+def _nth_move(hand: tuple[int, ...], columns: int, r: int) -> Move:
+    """Move ``r`` of the move list of ``hand`` (0 <= r < its length) without building the others."""
+    held = len(set(hand))
+    b = len(hand) - held  # faces held twice (a face has at most two copies)
+    a = held - b  # faces held once
+    j = columns
+    table = _FOLLOW_COUNT if columns else _LEAD_COUNT
+    if not j:
+        # leads: all sets of one tile, then of two, ...
+        j = 1
+        row = table[a][b]
+        while r >= row[j]:
+            r -= row[j]
+            j += 1
+    # the tile set: sets are ordered like their sorted tuples, so at a face the sets holding it m times come
+    # first (most copies first) and those without it last, each run counted by the table of the faces
+    # after it.  A follow's set spans its number of distinct orders; ``scale`` carries the multinomial
+    # factor of the copies chosen so far
+    tiles: list[int] = []
+    scale = 1
+    p = 0
+    while j:
+        f = hand[p]
+        if p + 1 < len(hand) and hand[p + 1] == f:
+            p += 2
+            b -= 1
+            m = 2 if j > 1 else 1
+        else:
+            p += 1
+            a -= 1
+            m = 1
+        nxt = table[a][b]
+        bj = _BINOM[j]
+        while m:
+            size = scale * bj[m] * nxt[j - m] if columns else nxt[j - m]
+            if r < size:
+                break
+            r -= size
+            m -= 1
+        if m:
+            if columns:
+                scale *= bj[m]
+            tiles.append(f)
+            if m > 1:
+                tiles.append(f)
+            j -= m
+    key = tuple(tiles)
+    if not columns:
+        return _LEAD_MOVES.get(key) or lead_move(key)
+    # ``r`` now counts among the set's distinct orders
+    order = _orders(key)[r]
+    return _PLACE_MOVES.get(order) or place_move(order)
+
+
+def _materialized(name: str) -> Any:
+    base = getattr(list, name)
+
+    def method(self: _Moves, *args: Any, **kwargs: Any) -> Any:
+        if self._hand is not None:
+            self._fill()
+        for other in args:
+            # list's own code reads another list's storage directly (``a == b``, ``a + b``, ``a[i:j] = b``)
+            if type(other) is _Moves and other._hand is not None:
+                other._fill()
+        return base(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+class _Moves(list[Move]):
+    """The move list of a hand, lazy: ``len()`` and ``moves[i]`` work without building the list (what a
+    random playout does); every other list operation first fills it, after which it is a plain list.  Its
+    contents, order and ids are exactly those of the filled list."""
+
+    __slots__ = ("_columns", "_hand", "_len")
+
+    _hand: tuple[int, ...] | None
+    _columns: int
+    _len: int
+
+    def _fill(self) -> None:
+        hand = self._hand
+        assert hand is not None
+        self._hand = None
+        list.extend(self, _all_moves(hand, self._columns))
+
+    def __len__(self) -> int:
+        return self._len if self._hand is not None else list.__len__(self)
+
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> Move: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Move]: ...
+
+    def __getitem__(self, i: SupportsIndex | slice) -> Move | list[Move]:
+        hand = self._hand
+        if hand is not None and not isinstance(i, slice):
+            r = operator.index(i)
+            if r < 0:
+                r += self._len
+            if not 0 <= r < self._len:
+                raise IndexError("list index out of range")
+            return _nth_move(hand, self._columns, r)
+        if hand is not None:
+            self._fill()
+        return list.__getitem__(self, i)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        return (list, (list(self),))  # pickles and copies as a plain list
+
+    def __radd__(self, other: list[Move]) -> list[Move]:
+        return [*other, *self]
+
+
+for _name in ("__iter__", "__reversed__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+              "__ge__", "__add__", "__mul__", "__rmul__", "__iadd__", "__imul__", "__repr__", "__setitem__",
+              "__delitem__", "__sizeof__", "copy", "index", "count", "sort", "reverse", "pop", "insert",
+              "append", "extend", "remove", "clear"):
+    setattr(_Moves, _name, _materialized(_name))
+
+
+def _moves(hand: tuple[int, ...], columns: int) -> list[Move]:
+    """The legal moves of ``hand``: a lead (``columns`` 0) or a follow on ``columns`` columns."""
+    held = len(set(hand))
+    b = len(hand) - held
+    total = _FOLLOW_COUNT[held - b][b][columns] if columns else _LEAD_TOTAL[held - b][b]
+    if total <= _EAGER:
+        return list(_all_moves(hand, columns))  # a copy: callers may sort or shuffle it
+    moves = _Moves()
+    moves._hand = hand
+    moves._columns = columns
+    moves._len = total
     return moves
 
 
@@ -414,7 +637,7 @@ class TienGowWallState(State):
     def legal_moves(self) -> list[Move]:
         if self.turn < 0:
             return []
-        return list(_generate(tuple(self.hands[self.turn]), len(self.cols)))
+        return _moves(tuple(self.hands[self.turn]), len(self.cols))
 
     def canonical_move_id(self, move_id: str) -> str:
         """``lead:t+t`` with tiles in any order and halves either way; ``place:t>c+t>c`` with the pairs in any

@@ -467,3 +467,98 @@ def test_heuristic_moves_are_always_legal(players):
 
 def test_names_are_written_high_half_first():
     assert all(int(n[0]) >= int(n[2]) for n in NAME)
+
+
+# --------------------------------------------------------------------------- move lists: order, laziness, memory
+
+def _reference_ids(state: W) -> list[str]:
+    """The legal move ids rebuilt from the rules with plain itertools and strings (the engine's lists are
+    lazy and counted by arithmetic): leads are the distinct tile sets of 1..4 tiles, by size, in
+    ``combinations`` order; follows are the distinct tile sets of one tile per column in ``combinations``
+    order, each with its distinct orders in ``permutations`` order."""
+    from itertools import combinations, permutations
+
+    hand = sorted(parse_tile(t) for t in state.view(state.to_move)["hand"])
+    n = len(state.view(None)["table"]["columns"])
+    if n == 0:
+        return ["lead:" + "+".join(NAME[f] for f in c) for k in range(1, min(4, len(hand)) + 1)
+                for c in dict.fromkeys(combinations(hand, k))]
+    return ["place:" + "+".join(f"{NAME[f]}>{i}" for i, f in enumerate(p))
+            for c in dict.fromkeys(combinations(hand, n)) for p in dict.fromkeys(permutations(c))]
+
+
+def test_move_lists_list_every_lead_and_placement_in_combination_then_permutation_order():
+    for seed in range(6):
+        s = engine.new_game("tiengow_wall", players=2, seed=seed)
+        rng = random.Random(seed)
+        while not s.finished:
+            moves = s.legal_moves()
+            assert [m.id for m in moves] == _reference_ids(s)
+            s.play(moves[rng.randrange(len(moves))])
+
+
+def test_picking_a_move_by_index_gives_the_same_move_as_the_filled_list():
+    # a 16-tile follower facing a 4-tile lead: ~26000 placements, which a random pick must not build
+    s = engine.new_game("tiengow_wall", players=2, seed=3)
+    s.play(next(m for m in s.legal_moves() if len(m.tiles) == 4))
+    lazy = s.legal_moves()
+    full = [m.id for m in s.legal_moves()]
+    assert len(lazy) == len(full) > 10000
+    rng = random.Random(1)
+    for i in [0, 1, len(full) - 1, -1, -len(full), *rng.sample(range(len(full)), 300)]:
+        assert lazy[i].id == full[i]
+        assert lazy[i].to_dict() == {"id": full[i], "action": "place", "tiles": list(lazy[i].tiles),
+                                     "columns": [0, 1, 2, 3]}
+    for bad in (len(full), -len(full) - 1):
+        with pytest.raises(IndexError):
+            lazy[bad]
+
+
+def test_legal_move_lists_behave_as_plain_lists_the_caller_owns():
+    import copy
+    import pickle
+
+    s = engine.new_game("tiengow_wall", players=2, seed=5)
+    s.play(next(m for m in s.legal_moves() if len(m.tiles) == 3))
+    ref = [m.id for m in s.legal_moves()]
+    a = s.legal_moves()
+    assert a[2:5] == [s.legal_moves()[i] for i in range(2, 5)]
+    assert a[-1] in s.legal_moves() and a == s.legal_moves() and s.legal_moves() == a and bool(a)
+    assert [m.id for m in s.legal_moves() + s.legal_moves()] == ref + ref
+    assert [m.id for m in list(s.legal_moves()) + s.legal_moves()] == ref + ref
+    assert [m.id for m in pickle.loads(pickle.dumps(s.legal_moves()))] == ref
+    assert [m.id for m in copy.deepcopy(s.legal_moves())] == ref
+    assert [m.id for m in [*s.legal_moves()]] == [m.id for m in reversed(s.legal_moves())][::-1] == ref
+    # shuffling or emptying a returned list leaves the next one untouched
+    random.Random(0).shuffle(a)
+    b = s.legal_moves()
+    b.clear()
+    b.append(a[0])
+    assert [m.id for m in s.legal_moves()] == ref
+    assert s.legal_moves().index(s.legal_moves()[7]) == 7
+
+
+def test_move_caches_stay_within_their_limits(monkeypatch):
+    import engine.tiengow_wall as wall
+
+    # empty tables with tiny limits, so that a few games overflow every table many times over
+    for name in ("_PLACE_MOVES", "_PLACEMENTS", "_LISTS", "_ORDERS"):
+        monkeypatch.setattr(wall, name, {})
+    monkeypatch.setattr(wall, "_list_refs", 0)
+    monkeypatch.setattr(wall, "_PLACE_LIMIT", 500)
+    monkeypatch.setattr(wall, "_LIST_REFS", 3000)
+    monkeypatch.setattr(wall, "_ORDERS_LIMIT", 50)
+    for players in (2, 3, 4):
+        for seed in range(3):
+            s = engine.new_game("tiengow_wall", players=players, seed=seed)
+            rng = random.Random(seed)
+            while not s.finished:
+                moves = s.legal_moves()
+                if rng.random() < 0.3:
+                    assert [m.id for m in moves] == _reference_ids(s)  # fills the list from the tables
+                s.play(moves[rng.randrange(len(moves))])
+                assert len(wall._PLACE_MOVES) <= 500
+                assert wall._list_refs <= 3000 and sum(map(len, wall._LISTS.values())) == wall._list_refs
+                assert len(wall._ORDERS) <= 50
+                # the per-tile-set lists hold interned placements only, so no table keeps a second copy
+                assert all(wall._PLACE_MOVES.get(m.code) is m for ms in wall._PLACEMENTS.values() for m in ms)
