@@ -91,8 +91,17 @@ def chinese_set(sets: int = 1) -> list[Face]:
     return [f for f in FACES for _ in range(CF_COPIES[f] * sets)]
 
 
+#: exact spellings, both half orders -> face id: stored states are read tile by tile on every move and AI
+#: job, and a dict lookup is several times cheaper than splitting and checking the text
+_CF_BY_TEXT: dict[str, Face] = {f"{a}-{b}": f for f in FACES for a, b in ((CF_HI[f], CF_LO[f]),
+                                                                          (CF_LO[f], CF_HI[f]))}
+
+
 def parse_chinese(text: str) -> Face:
     """``"6-3"`` or ``"3-6"`` -> face id.  Raises ``ValueError`` for anything that is not a Chinese face."""
+    face = _CF_BY_TEXT.get(text) if isinstance(text, str) else None
+    if face is not None:
+        return face
     a, b = _halves(text)
     face = _CF_BY_PAIR.get((max(a, b), min(a, b)))
     if face is None:
@@ -131,8 +140,16 @@ def domino(hi: int, lo: int) -> Domino:
     return _domino_id(max(hi, lo), min(hi, lo))
 
 
+#: exact spellings, both half orders -> tile id (see ``_CF_BY_TEXT``)
+_D_BY_TEXT: dict[str, Domino] = {f"{a}-{b}": t for t in DOMINOES for a, b in ((D_HI[t], D_LO[t]),
+                                                                            (D_LO[t], D_HI[t]))}
+
+
 def parse_domino(text: str) -> Domino:
     """``"6-3"`` or ``"3-6"`` -> double-six tile id.  Raises ``ValueError`` otherwise."""
+    tile = _D_BY_TEXT.get(text) if isinstance(text, str) else None
+    if tile is not None:
+        return tile
     a, b = _halves(text)
     return domino(a, b)
 

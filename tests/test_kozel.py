@@ -12,8 +12,17 @@ import random
 import pytest
 
 import engine
-from engine.kozel import NUM_TILES, OPENING_ORDER, OUTRANKED_BY, KozelState, find_opener, hand_value, mask_of
-from engine.tiles import parse_domino
+from engine.kozel import (
+    NUM_TILES,
+    OPENING_ORDER,
+    OUTRANKED_BY,
+    KozelState,
+    find_opener,
+    hand_value,
+    mask_of,
+    names,
+)
+from engine.tiles import D_HI, D_LO, D_NAME, parse_domino
 
 
 def ids(state: KozelState) -> list[str]:
@@ -452,6 +461,54 @@ def test_running_payoffs_are_recorded_totals_negated_around_the_mean():
     st = KozelState.from_position([["6-3"], ["5-5"], ["1-0"]], line=[("6-6", "first")], to_move=0,
                                   totals=[10, 40, 25])
     assert st.running_payoffs() == pytest.approx([15, -15, 0])
+
+
+# --------------------------------------------------------------------------- stored states (to_dict / from_dict)
+
+def _stored_mid_round(options: dict | None = None, players: int = 3) -> dict:
+    st = engine.new_game("kozel", players=players, seed=11, options=options)
+    rng = random.Random(11)
+    for _ in range(20):
+        st.apply(rng.choice(st.legal_moves()))
+    return json.loads(json.dumps(st.to_dict()))
+
+
+def test_hand_names_list_the_highest_tile_first_by_high_then_low_half():
+    rng = random.Random(5)
+    for mask in [0, (1 << 28) - 1] + [rng.getrandbits(28) for _ in range(300)]:
+        tiles = [t for t in range(28) if mask >> t & 1]
+        expected = sorted(tiles, key=lambda t: (-D_HI[t], -D_LO[t]))
+        assert names(mask) == [D_NAME[t] for t in expected]
+
+
+def test_stored_state_reads_tiles_written_low_half_first():
+    d = _stored_mid_round()
+    flipped = json.loads(json.dumps(d))
+    flipped["hands"] = [["-".join(reversed(t.split("-"))) for t in h] for h in d["hands"]]
+    flipped["bazaar"] = [" " + t for t in d["bazaar"]]  # parse_domino's leniency still applies
+    flipped["line"] = [["-".join(reversed(t.split("-"))), end] for t, end in d["line"]]
+    assert engine.load_state(flipped).to_dict() == d
+
+
+@pytest.mark.parametrize("field, value", [
+    ("hands", [["7-1"]]), ("bazaar", ["six-three"]), ("bazaar", [63]), ("line", [["6-6", "middle"]]),
+    ("line", [["6-6"]]), ("lead", "9-9"), ("slots", "x"), ("options", {"teams": 1}),
+    ("options", {"target": [101]}), ("options", {"no_such_option": True}), ("options", "teams"),
+    ("players", True), ("totals", [0]), ("slots", [[0]])])
+def test_stored_state_with_unreadable_or_inconsistent_data_is_refused(field, value):
+    d = _stored_mid_round()
+    engine.load_state(d)  # the same options are validated again on every load, seen before or not
+    bad = dict(d)
+    bad[field] = value
+    with pytest.raises(engine.BadState):
+        engine.load_state(bad)
+
+
+def test_stored_state_whose_options_need_other_player_counts_is_refused():
+    d = _stored_mid_round({"teams": True}, players=4)
+    assert engine.load_state(d).to_dict() == d
+    with pytest.raises(engine.BadState):
+        engine.load_state({**d, "players": 3, "hands": d["hands"][:3], "slots": d["slots"][:3]})
 
 
 # --------------------------------------------------------------------------- determinization
