@@ -564,6 +564,8 @@ class TienGowState(State):
                 after = _AFTER[key] = _remove(hand, faces)
             self.hands[s] = after
         if up:
+            # _set_high inlined: the move code already carries type, rank and situation, so the search
+            # path skips a method call and a GROUPS lookup per face-up play
             if not self.cur:
                 self._n = len(faces)
             self._high_seat = s
