@@ -4,7 +4,15 @@
 creates the shared clients once -- the Redis client in ``app.extensions["redis"]``, the RQ queues in
 ``app.extensions["queues"]`` (``{"suggest": Queue, "play": Queue}``), the game store in
 ``app.extensions["store"]`` -- registers one blueprint per resource, the one problem-document error handler,
-``/openapi.yaml``, and finally the operations layer (request ids, JSON logs, metrics, health checks).
+``/openapi.yaml``, the operations layer (request ids, JSON logs, metrics, health checks), and CORS.
+
+CORS (issue 11) is flask-cors on every route, /healthz, /readyz, /metrics and /openapi.yaml included (a
+status page or an API explorer on another origin reads them too; none carries game data without a
+token): the allowed origins come from ``CORS_ORIGINS`` (``TILEHOUSE_CORS_ORIGINS``, default ``*``; no
+credentials, since the API is authorised by bearer tokens, not cookies), preflights are answered by
+Flask's automatic OPTIONS for every route with the methods the API uses and the request headers listed in
+:data:`CORS_ALLOW_HEADERS`, and the headers a frontend reads are exposed (:data:`CORS_EXPOSE_HEADERS`).
+flask-cors also wraps the error handlers, so problem documents carry the same headers.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from typing import Any
 
 import redis
 from flask import Flask, Response
+from flask_cors import CORS
 
 from service import api, problems
 from service import config as config_module
@@ -22,6 +31,23 @@ from service.jobs import make_queues
 from service.store import Store
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")
+
+#: request headers a page on another origin may send (Last-Event-ID: an EventSource resuming a stream)
+CORS_ALLOW_HEADERS = ("Authorization", "Content-Type", "If-None-Match", "Last-Event-ID", "X-Request-ID")
+#: response headers a page on another origin may read
+CORS_EXPOSE_HEADERS = ("ETag", "Location", "Retry-After", "X-Request-ID")
+#: methods the API answers (a preflight for any other method gets no Access-Control-Allow-* headers)
+CORS_METHODS = ("GET", "HEAD", "POST", "DELETE", "OPTIONS")
+#: seconds a browser may cache a preflight answer
+CORS_MAX_AGE_SECONDS = 600
+
+
+def cors_origins(setting: str) -> str | list[str]:
+    """``"*"`` or the list of origins in a comma-separated ``CORS_ORIGINS`` setting."""
+    origins = [o.strip().rstrip("/") for o in setting.split(",") if o.strip()]
+    if not origins:
+        raise config_module.ConfigError("TILEHOUSE_CORS_ORIGINS names no origin; use * to allow every origin")
+    return "*" if "*" in origins else origins
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -49,4 +75,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from service import observability
 
     observability.init_app(app)
+    origins = cors_origins(cfg["CORS_ORIGINS"])
+    # send_wildcard: with every origin allowed the answer is a plain `*` (cacheable for all), not an echo
+    CORS(app, resources=r"/*", origins=origins, send_wildcard=origins == "*", methods=list(CORS_METHODS),
+         allow_headers=list(CORS_ALLOW_HEADERS), expose_headers=list(CORS_EXPOSE_HEADERS),
+         supports_credentials=False, max_age=CORS_MAX_AGE_SECONDS)
     return app

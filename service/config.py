@@ -30,6 +30,10 @@ DEFAULT_RETRY_AFTER_SECONDS = 5
 DEFAULT_SUGGESTIONS_PER_MINUTE = 30
 #: socket timeout of the Redis client used by the API, in seconds
 DEFAULT_REDIS_SOCKET_TIMEOUT_SECONDS = 5.0
+#: origins a browser page may call the API from (CORS): ``*`` or a comma-separated list of origins
+#: (``https://play.example.com,http://localhost:5173``).  ``*`` is safe here because the API is
+#: authorised by bearer tokens that a page must hold, never by cookies a browser would add by itself.
+DEFAULT_CORS_ORIGINS = "*"
 
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": DEFAULT_REDIS_URL,
@@ -41,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "RETRY_AFTER_SECONDS": DEFAULT_RETRY_AFTER_SECONDS,
     "REDIS_SOCKET_TIMEOUT_SECONDS": DEFAULT_REDIS_SOCKET_TIMEOUT_SECONDS,
     "SUGGESTIONS_PER_MINUTE": DEFAULT_SUGGESTIONS_PER_MINUTE,
+    "CORS_ORIGINS": DEFAULT_CORS_ORIGINS,
 }
 
 ENV_PREFIX = "TILEHOUSE_"
