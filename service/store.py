@@ -9,8 +9,10 @@ Lua script may touch them all:
   that is to move the AI seat now, or empty), and ``last``/``events`` (a copy of the newest event and the
   number of events, so that a view is one ``HMGET``).
 * ``th:game:{<id>}:events`` -- a list, oldest first, of ``{"version", "type", "seat", "data", "secret"}``
-  exactly as the engine produced them: ``data`` for everyone, ``secret[seat]`` for that seat only.  The
-  event number ``n`` is the list position + 1, so ``after=N`` is one ``LRANGE``.
+  exactly as the engine produced them: ``data`` for everyone, ``secret[seat]`` for that seat only; plus
+  ``move`` and ``mover``, the id of the move that produced them and the seat that made it (every move
+  produces at least one event), which only the replay of a finished match shows (issue 13).  The event
+  number ``n`` is the list position + 1, so ``after=N`` is one ``LRANGE``.
 * ``th:game:{<id>}:jobs`` -- a set of the RQ job ids queued for the game, so ``DELETE`` can remove them.
 * ``th:game:{<id>}:rate`` -- a hash of suggestion counts per seat and minute (``"<seat>:<minute>"``), for
   the suggestion rate limit; it expires two minutes after its last count.
@@ -159,10 +161,15 @@ class Game:
         return self.is_ai(self.state.to_move)
 
 
-def _event_json(ev: Event, version: int) -> str:
+def _event_json(ev: Event, version: int, move: str | None = None, mover: int | None = None) -> str:
     # JSON turns the int seat keys of ``secret`` into strings; readers look them up as strings.
-    return json.dumps({"version": version, "type": ev["type"], "seat": ev["seat"], "data": ev["data"],
-                       "secret": ev["secret"]}, separators=(",", ":"))
+    stored: dict[str, Any] = {"version": version, "type": ev["type"], "seat": ev["seat"], "data": ev["data"],
+                              "secret": ev["secret"]}
+    if move is not None:
+        # the move that produced the event (it may name face-down tiles: only the replay shows it)
+        stored["move"] = move
+        stored["mover"] = mover
+    return json.dumps(stored, separators=(",", ":"))
 
 
 class _ParsedCache:
@@ -310,7 +317,7 @@ class Store:
         doc["last_move"] = {"seat": seat, "move": move.id, "request": spec, "version": game.version}
         nxt = state.to_move
         ai_job = play_job_id(game_id, new_version) if game.is_ai(nxt) else ""
-        logged = [_event_json(e, new_version) for e in events]
+        logged = [_event_json(e, new_version, move.id, seat) for e in events]
         raw = json.dumps(doc, separators=(",", ":"))
         ok, current = self._commit(keys=keys_of(game_id), args=[game.version, raw, self.ttl, ai_job, *logged])
         if not ok:

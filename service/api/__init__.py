@@ -155,7 +155,7 @@ def game_view(game: Game, seat: int | None, last: tuple[int, dict[str, Any]] | N
 
 
 def register(app: Flask) -> None:
-    from service.api import engines, games, jobs, rules
+    from service.api import engines, games, jobs, replays, rules
 
-    for module in (rules, engines, games, jobs):
+    for module in (rules, engines, games, jobs, replays):
         app.register_blueprint(module.bp)
