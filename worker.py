@@ -24,6 +24,7 @@ from rq.worker import BaseWorker
 
 import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
+from ai.ismcts import settle_gc
 from service import config, jobs, observability
 
 # MEASURED (2026-11-30, this 2-core shared machine): 60 suggestion jobs (ismcts, 1 iteration, Tien Gow
@@ -47,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     cfg = config.load()
     url = args.url or cfg["REDIS_URL"]
     observability.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    # the engines' tables are built (imported above): freeze them and keep full collections out of the
+    # searches (issue 17)
+    settle_gc()
     conn = redis.Redis.from_url(url)
     queues = [jobs.make_queues(conn)[name] for name in jobs.QUEUE_ORDER]
     cls: type[BaseWorker] = Worker if args.fork else WORKER_CLASS

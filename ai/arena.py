@@ -40,6 +40,7 @@ import engine
 from ai import ENGINES, get_engine
 from ai import decide as ai_decide
 from ai.exceptions import AIError
+from ai.ismcts import settle_gc
 
 #: two-sided 95% Student t quantiles for 1..30 degrees of freedom (beyond: the normal 1.96)
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -166,7 +167,8 @@ def run_sets(jobs: list[Job], processes: int) -> Iterator[dict[str, Any]]:
         for job in jobs:
             yield play_set(job)
         return
-    with multiprocessing.get_context().Pool(processes) as pool:
+    # each pool process settles its garbage collector as a worker does (issue 17)
+    with multiprocessing.get_context().Pool(processes, initializer=settle_gc) as pool:
         yield from pool.imap_unordered(play_set, jobs, chunksize=1)
 
 

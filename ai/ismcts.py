@@ -6,8 +6,16 @@ IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
 * one tree for the searching seat's information set; each iteration samples a fresh determinization of
   the root (``world = root.determinize(seat, rng)``) and descends the tree only through moves legal in
   that world;
-* nodes are keyed by move id (so the same move reached through different determinizations shares its
-  statistics);
+* nodes are keyed by what the searching seat observes (issue 17): its own moves by the move
+  (``Move.key``), every other seat's moves by the observation the searching seat gets of them
+  (``State.observed_keys``: the public part of the move's event).  A Tien Gow face-down discard by
+  another seat is one node, "discard, face down, n tiles", whatever tiles the iteration's world gives
+  that seat; when the descent passes such a node, the move applied is one of the sampled world's moves
+  with that observation: the only one, or among several the playout policy's choice if it is one of them,
+  else one at random (the issue leaves the choice open; the policy is a better model of what a player
+  throws away than a uniform draw).  Moves that hide nothing (every move of Kozel, Tiu U and the wall
+  variant, Tien Gow's face-up plays) observe as themselves, and Kozel's and Tiu U's hidden draws are
+  chance inside ``apply``: the ``draw`` move is one node and each world draws its own tile;
 * selection is UCB1 with *availability* counts: a child's exploration term uses ``log(availability)``,
   where availability counts the iterations in which the child's move was legal when its parent was
   visited, instead of the parent's visit count (moves that are rarely legal are not over-explored);
@@ -45,10 +53,14 @@ the heuristic policy is the cheaper of the two (figures in ``docs/ai.md``).  A r
 heuristics gets random playouts, and ``stats["playout"]`` names the policy used.
 
 Budget: ``iterations`` and ``time_ms``, whichever ends first; at least one iteration always runs.
+
+Memory (issue 17): the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
+and processes that search call ``settle_gc`` once the engines are imported.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import time
@@ -63,29 +75,60 @@ from engine.game import Move, Seat, State
 DEFAULT_UCT_C = 0.7
 
 
-class Node:
-    """A tree node: the statistics of the move that leads to it, and its children by move id."""
+#: collector thresholds for processes that search (young, middle, old generation); see ``settle_gc``
+GC_THRESHOLDS = (10_000, 20, 100)
 
-    __slots__ = ("avail", "children", "total", "visits")
+
+def settle_gc() -> None:
+    """Garbage-collector settings for a process that runs searches (the RQ worker, the benchmarks): collect
+    once, ``gc.freeze()`` what exists by then (the imported modules and the engines' tables, which the
+    collector would otherwise rescan on every full collection) and raise the thresholds.  The collector
+    counts surviving container objects: the search tree holds none (``Tree``), but the engines' bounded
+    move caches (Tien Gow's up to 200,000 lists) do, and with the default thresholds they set off a full
+    collection every few thousand entries, each rescanning every cache (issue 17: 24 pauses of up to
+    260 ms in 12 s of search).  With these thresholds a full collection needs 20 million net surviving
+    allocations, so none lands in a search; young collections still free short-lived cycles as before."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+class Tree:
+    """The search tree as parallel lists indexed by node number (0 is the root): the statistics of the
+    move (or observation) that leads to each node and its children by int key.  Lists of ints and floats
+    and dicts of int to int hold no objects the garbage collector tracks, so a large tree costs the
+    collector nothing (issue 17)."""
+
+    __slots__ = ("avail", "kids", "total", "visits")
 
     def __init__(self) -> None:
-        self.children: dict[str, Node] = {}
-        self.visits = 0
-        #: iterations in which this node's move was legal when its parent was visited
-        self.avail = 0
+        #: node -> {move key or observation key: child node}
+        self.kids: list[dict[int, int]] = [{}]
+        self.visits: list[int] = [0]
+        #: iterations in which this node's move (observation) was legal when its parent was visited
+        self.avail: list[int] = [0]
         #: sum of the raw payoff changes of the seat that chose this node's move
-        self.total = 0.0
+        self.total: list[float] = [0.0]
+
+    def child(self, node: int, key: int) -> tuple[int, int, float] | None:
+        """``(visits, availability, total)`` of ``node``'s child reached by ``key``, or ``None``."""
+        c = self.kids[node].get(key)
+        return None if c is None else (self.visits[c], self.avail[c], self.total[c])
 
 
 Policy = Callable[[State, random.Random], Move]
 
 
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
-           policy: Policy | None, rng: random.Random) -> tuple[Node, int, float, float, float]:
+           policy: Policy | None, rng: random.Random) -> tuple[Tree, int, float, float, float]:
     """Run SO-ISMCTS from ``root`` for ``seat``; returns ``(tree, iterations done, elapsed seconds, lo,
     hi)`` where ``lo``/``hi`` are the reward bounds of the min-max scaling.  ``policy`` is the playout
     policy (``None``: uniformly random)."""
-    tree = Node()
+    tree = Tree()
+    kids = tree.kids
+    visits = tree.visits
+    avail = tree.avail
+    total = tree.total
     log = math.log
     sqrt = math.sqrt
     clock = time.perf_counter
@@ -105,43 +148,52 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
         # the exploitation term scaled with the current bounds; -lo/(hi-lo) is the same for every sibling
         # and so is left out of the comparison
         inv = 1.0 / (hi - lo) if hi > lo else 0.0
-        node = tree
-        path: list[tuple[Node, Seat]] = []
+        node = 0
+        path: list[tuple[int, Seat]] = []
         # --- selection and expansion
         while True:
             player = world.to_move
             if player is None or world.deals_done != deal:
                 break
             moves = world.legal_moves()
-            children = node.children
-            untried = [m for m in moves if m.id not in children]
-            if untried:
-                for m in moves:
-                    ch = children.get(m.id)
-                    if ch is not None:
-                        ch.avail += 1
-                move = choice(untried)
-                child = Node()
-                child.avail = 1
-                children[move.id] = child
-                path.append((child, player))
-                world.apply(move)
-                break
-            best: Node | None = None
-            best_move = moves[0]
+            children = kids[node]
+            keys = world.observed_keys(moves, seat)
+            # one pass: count availability, note untried keys, and score the tried ones while none is
+            # untried (an untried key means expansion, and then scores are not needed)
+            untried: list[int] = []
+            best = -1
+            best_key = 0
             best_value = -math.inf
-            for m in moves:
-                ch = children[m.id]
-                ch.avail += 1
-                n = ch.visits
-                value = ch.total / n * inv + uct_c * sqrt(log(ch.avail) / n)
-                if value > best_value:
-                    best_value = value
-                    best = ch
-                    best_move = m
-            assert best is not None
+            for k in dict.fromkeys(keys) if player != seat else keys:
+                c = children.get(k)
+                if c is None:
+                    untried.append(k)
+                    continue
+                a = avail[c] + 1
+                avail[c] = a
+                if not untried:
+                    n = visits[c]
+                    value = total[c] / n * inv + uct_c * sqrt(log(a) / n)
+                    if value > best_value:
+                        best_value = value
+                        best = c
+                        best_key = k
+            if untried:
+                best_key = choice(untried)
+                best = len(visits)
+                children[best_key] = best
+                kids.append({})
+                visits.append(0)
+                avail.append(1)
+                total.append(0.0)
             path.append((best, player))
-            world.apply(best_move)
+            if player == seat:
+                move = moves[keys.index(best_key)]
+            else:
+                move = _with_observation(world, seat, moves, keys, best_key, policy, rng)
+            world.apply(move)
+            if untried:
+                break
             node = best
         # --- playout to the end of the deal
         # bound methods hoisted out of the loop: the playout is most of an iteration's moves
@@ -162,25 +214,41 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             lo = d_lo
         if d_hi > hi:
             hi = d_hi
-        for ch, player in path:
-            ch.visits += 1
-            ch.total += delta[player]
+        for c, player in path:
+            visits[c] += 1
+            total[c] += delta[player]
         done += 1
     return tree, done, clock() - t0, lo, hi
 
 
-def root_statistics(tree: Node, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
+def _with_observation(world: State, seat: Seat, moves: list[Move], keys: list[int], key: int,
+                      policy: Policy | None, rng: random.Random) -> Move:
+    """The move of the sampled world that another seat plays when the searching seat observes ``key``:
+    the only one, or among several that look the same (Tien Gow's face-down discards) the playout policy's
+    choice when it is one of them, else one uniformly at random."""
+    i = keys.index(key)
+    if keys.count(key) == 1:
+        return moves[i]
+    same = [m for m, k in zip(moves, keys, strict=True) if k == key]
+    if policy is not None:
+        m = policy(world, rng)
+        if world.observed_keys((m,), seat)[0] == key:
+            return m
+    return rng.choice(same)
+
+
+def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
     """The root's candidates, most visited first (ties: higher mean reward, then legal order), with
     mean rewards scaled to [0, 1] by the search's final bounds (``None`` for an unvisited move)."""
     span = hi - lo
     out: list[tuple[int, float, int, dict[str, Any]]] = []
     for i, m in enumerate(moves):
-        ch = tree.children.get(m.id)
-        visits = ch.visits if ch is not None else 0
+        ch = tree.child(0, m.key)
+        visits = ch[0] if ch is not None else 0
         if visits == 0 or ch is None:
             mean: float | None = None
         elif span > 0:
-            mean = round((ch.total / visits - lo) / span, 6)
+            mean = round((ch[2] / visits - lo) / span, 6)
         else:
             mean = 0.5
         out.append((-visits, -(mean if mean is not None else -1.0), i,

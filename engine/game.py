@@ -42,18 +42,26 @@ class Move:
 
     Rule sets intern their moves (build each once, in tables or caches) so that ``legal_moves()`` on the
     search path does no string work.  Equality and hashing go by ``id``.
+
+    ``seen`` is what every seat other than the mover observes of the move (the public part of its event):
+    the ``id`` itself for a move played face up, a shared id such as ``"discard:2 face down"`` for a move
+    whose tiles stay hidden.  ``key`` and ``seen_key`` are the same two facts as ints (hashes of the two
+    strings, equal within a process), the child keys of the search tree (issues 14 and 17).
     """
 
-    __slots__ = ("action", "code", "extra", "id", "tiles")
+    __slots__ = ("action", "code", "extra", "id", "key", "seen", "seen_key", "tiles")
 
     def __init__(self, id: str, action: str, tiles: tuple[str, ...] = (), extra: Mapping[str, Any] | None = None,
-                 code: Any = None) -> None:
+                 code: Any = None, seen: str | None = None) -> None:
         self.id = id
         self.action = action
         self.tiles = tiles
         self.extra = dict(extra) if extra else {}
         #: rule-set private payload for the fast path (ints, tuples); never serialized
         self.code = code
+        self.key = hash(id)
+        self.seen = id if seen is None else seen
+        self.seen_key = hash(self.seen)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "action": self.action, "tiles": list(self.tiles), **self.extra}
@@ -380,6 +388,20 @@ class State(ABC):
         return bool(have == want)
 
     # ---- information
+
+    def observed_id(self, move: Move, seat: Seat) -> str:
+        """What ``seat`` observes when the seat to move plays ``move`` (one of ``legal_moves()``): the
+        move's id for the mover, otherwise the public part of the move's event as an id (``move.seen``).
+        Two moves that look the same to ``seat`` give the same observed id, moves that look different give
+        different ones.  Rule sets whose moves hide something set ``seen`` when they intern the move."""
+        return move.id if seat == self.to_move else move.seen
+
+    def observed_keys(self, moves: Iterable[Move], seat: Seat) -> list[int]:
+        """``observed_id`` of each of ``moves`` as an int key (``Move.key`` / ``Move.seen_key``), for the
+        search tree: one call per tree node instead of one per move."""
+        if seat == self.to_move:
+            return [m.key for m in moves]
+        return [m.seen_key for m in moves]
 
     @abstractmethod
     def view(self, seat: Seat | None) -> dict[str, Any]:

@@ -37,7 +37,8 @@ What is implemented, with the section it comes from:
   - escalation needs several deals: with ``deals`` 1 the factor is always ×2.
 * Match (§10, README): ``deals`` deals; points are cumulative net points; the ranking is by points.
 
-Hidden information: face-down discards are seen only by their owner; every other seat sees their count.
+Hidden information: face-down discards are seen only by their owner; every other seat sees their count
+(``Move.seen`` of a discard is ``"discard:<n> face down"``, what ``observed_id`` gives the other seats).
 ``determinize`` resamples the other seats' hands and face-down discards from the tiles the seat has not seen.
 
 Speed: hands are sorted tuples of face ids; legal move lists and hand-after-move tuples are cached in
@@ -165,8 +166,10 @@ def _move(up: int, faces: tuple[Face, ...]) -> Move:
         names = tuple(tile_names(faces))
         action = "play" if up else "discard"
         gtype, rank = GROUPS[faces] if up else (-1, 0)
+        # a face-down discard shows the other seats only how many tiles went down (issue 17)
         m = Move(f"{action}:{'+'.join(names)}", action, names,
-                 code=(up, faces, gtype, rank, _sit(gtype, rank) if up else _LEAD))
+                 code=(up, faces, gtype, rank, _sit(gtype, rank) if up else _LEAD),
+                 seen=None if up else f"discard:{len(faces)} face down")
         _MOVES[(up, faces)] = m
     return m
 

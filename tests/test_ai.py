@@ -436,3 +436,26 @@ def test_ismcts_playouts_fall_back_to_random_without_heuristics(monkeypatch, som
         d = ai.decide("ismcts", some_state, some_state.to_move,
                       {"iterations": 20, "time_ms": 600_000, "playout": playout}, seed=2)
         assert d.stats["playout"] == "random"
+
+
+def test_ismcts_keys_an_opponents_face_down_discards_by_what_the_seat_sees():
+    # issue 17 (SO-ISMCTS): whatever tiles the sampled worlds give the next seat, its face-down discard is
+    # one node of the searching seat's tree, and each world applies one of its own discards there
+    from ai.ismcts import search
+    from engine.tiengow import TienGowState
+
+    state = TienGowState.from_position([["6-6", "1-1", "5-5"], ["4-4", "3-1", "6-1"], ["5-1", "2-2", "6-5"],
+                                        ["6-4", "5-3", "4-1"]], banker=0)
+    world = state.determinize(0, random.Random(1))
+    tree, done, _elapsed, _lo, _hi = search(world, 0, iterations=300, time_ms=60_000, uct_c=0.7, policy=None,
+                                            rng=random.Random(2))
+    assert done == 300
+    lead = next(m for m in state.legal_moves() if m.id == "play:6-6")
+    after_lead = tree.kids[0][lead.key]
+    follow_keys = set(tree.kids[after_lead])
+    hidden = hash("discard:1 face down")
+    assert hidden in follow_keys
+    # nothing beats the Heaven single: seat 1 can only discard, so the node has exactly one child
+    assert follow_keys == {hidden}
+    # every visit after the one that expanded the lead went through that one node
+    assert tree.visits[tree.kids[after_lead][hidden]] == tree.visits[after_lead] - 1

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import statistics
 from collections import Counter
@@ -112,7 +113,14 @@ def test_arena_refuses_bad_engine_parameters(capsys):
 
 def test_bench_ai_reports_iterations_per_second(capsys):
     assert bench_main([SMALL_RULES, "--seconds", "0.05", "--json"]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    rows = [r for r in lines if "playout" in r]
     assert [r["playout"] for r in rows] == ["random", "heuristic", "greedy"]
     for r in rows:
         assert r["rules"] == SMALL_RULES and r["iterations"] >= 1 and r["iterations_per_s"] > 0
+    # issue 17: the collections during those searches, counted and timed through gc.callbacks
+    (pauses,) = [r for r in lines if "playout" not in r]
+    assert pauses["rules"] == SMALL_RULES and pauses["gc"] == "settled"
+    assert pauses["collections"] >= pauses["full_collections"] >= 0
+    assert pauses["total_pause_ms"] >= pauses["longest_pause_ms"] >= 0
+    assert gc.get_freeze_count() == 0, "the bench leaves the collector as it found it"

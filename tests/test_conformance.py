@@ -115,6 +115,50 @@ def test_random_playouts_keep_every_protocol_invariant(rules_id, players, option
             state.play("pass")
 
 
+def _seen_by(state: State, move, seat: int) -> str:
+    """The event ``move`` produces first (the move's own event), as ``seat`` may see it."""
+    ev = state.clone().play(move.id)[0]
+    return json.dumps([ev["type"], ev["seat"], ev["data"], ev["secret"].get(seat)], sort_keys=True)
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
+def test_moves_share_an_observed_key_exactly_when_their_events_look_the_same_to_the_seat(
+        rules_id, players, options):
+    # issue 17: the search keys other seats' moves by what the searching seat observes of them
+    rng = random.Random(17)
+    state = engine.new_game(rules_id, players=players, seed=3, options=options)
+    steps = 0
+    while not state.finished and steps < 120:
+        moves = state.legal_moves()
+        sample = [moves[i] for i in sorted(rng.sample(range(len(moves)), min(len(moves), 25)))]
+        for seat in range(players):
+            keys = state.observed_keys(sample, seat)
+            ids = [state.observed_id(m, seat) for m in sample]
+            looks = [_seen_by(state, m, seat) for m in sample]
+            for i in range(len(sample)):
+                for j in range(i):
+                    same = looks[i] == looks[j]
+                    assert (keys[i] == keys[j]) == same, (sample[i], sample[j], seat)
+                    assert (ids[i] == ids[j]) == same, (sample[i], sample[j], seat)
+            if seat == state.to_move:
+                assert ids == [m.id for m in sample], "the mover observes its own moves in full"
+        state.apply(rng.choice(moves))
+        steps += 1
+
+
+def test_a_face_down_tien_gow_discard_looks_the_same_to_the_other_seats_whatever_its_tiles():
+    from engine.tiengow import TienGowState
+
+    state = TienGowState.from_position([["6-6", "1-1"], ["4-4", "3-1"], ["5-5", "2-2"], ["6-5", "6-4"]], banker=0)
+    state.play("play:6-6")
+    discards = [m for m in state.legal_moves() if m.action == "discard"]
+    assert [m.id for m in discards] == ["discard:4-4", "discard:3-1"]
+    for seat in (0, 2, 3):
+        assert state.observed_id(discards[0], seat) == state.observed_id(discards[1], seat) == "discard:1 face down"
+        assert len(set(state.observed_keys(discards, seat))) == 1
+    assert len(set(state.observed_keys(discards, 1))) == 2
+
+
 @pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
 def test_malformed_and_illegal_moves_are_refused_without_change(rules_id, players, options):
     state = engine.new_game(rules_id, players=players, seed=5, options=options)
