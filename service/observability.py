@@ -15,7 +15,11 @@ What it implements and the choices made where the issue is silent:
 - Metrics at ``/metrics`` in the Prometheus text format:
   ``tilehouse_http_requests_total{method,route,status}`` and
   ``tilehouse_http_request_duration_seconds{method,route,status}`` (route = the URL rule, e.g.
-  ``/v1/games/<game_id>``, so a label never holds a game id; ``<unmatched>`` for 404s of unknown paths);
+  ``/v1/games/<game_id>``, so a label never holds a game id; ``<unmatched>`` for 404s of unknown paths).
+  Every label comes from a closed set (issue 16): ``method`` is one of :data:`KNOWN_METHODS` or ``OTHER``
+  (a client may send any token as a method, and each new label value would be a new series for the life
+  of the process), ``route`` is a URL rule of the app or ``<unmatched>``, ``status`` is a three-digit
+  HTTP status;
   under gunicorn these use prometheus_client's multiprocess mode when ``PROMETHEUS_MULTIPROC_DIR`` is set
   (``tilehouse serve`` and the container set it; gunicorn.conf.py wipes it at start), otherwise a registry
   per app. AI jobs and games are counted by RQ worker processes, possibly on other machines, so their
@@ -71,6 +75,9 @@ RETRY_AFTER_SECONDS = 5
 PROBE_TIMEOUT_SECONDS = 1.0
 #: Latency buckets in seconds: API calls are milliseconds; the tail catches a slow Redis.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+#: the ``method`` label values; any other method is counted as ``OTHER``
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+OTHER_METHOD = "OTHER"
 
 log = logging.getLogger("tilehouse.request")
 _metrics_log = logging.getLogger("tilehouse.metrics")
@@ -297,6 +304,11 @@ def _route() -> str:
     return rule.rule if rule is not None else "<unmatched>"
 
 
+def method_label(method: str) -> str:
+    """``method`` when it is a known HTTP method, else ``OTHER``: labels come from a closed set."""
+    return method if method in KNOWN_METHODS else OTHER_METHOD
+
+
 def _before() -> None:
     incoming = request.headers.get(REQUEST_ID_HEADER)
     g.request_id = incoming if valid_request_id(incoming) else new_request_id()
@@ -311,12 +323,12 @@ def _after(response: Response) -> Response:
     response.headers[REQUEST_ID_HEADER] = rid
     started = getattr(g, "_obs_started", None)
     elapsed = time.perf_counter() - started if started is not None else 0.0
-    route, status = _route(), str(response.status_code)
+    route, status, method = _route(), str(response.status_code), method_label(request.method)
     obs: Observability = _obs()
-    obs.requests.labels(request.method, route, status).inc()
-    obs.latency.labels(request.method, route, status).observe(elapsed)
-    log.info("%s %s %s", request.method, request.path, status,
-             extra={"method": request.method, "route": route, "path": request.path,
+    obs.requests.labels(method, route, status).inc()
+    obs.latency.labels(method, route, status).observe(elapsed)
+    log.info("%s %s %s", method, request.path, status,
+             extra={"method": method, "route": route, "path": request.path,
                     "status": response.status_code, "duration_ms": round(elapsed * 1000, 3),
                     "request_id": rid})
     return response

@@ -152,6 +152,24 @@ def test_metrics_count_requests_per_route_template_and_status(app):
     assert not any("/v1/games/a" in dict(labels).get("route", "") for _, labels in samples)
 
 
+def test_made_up_http_methods_are_counted_as_other_and_do_not_grow_the_metrics(app):
+    client = app.test_client()
+    assert client.open("/v1/games/g1", method="BREW0").status_code == 405
+    client.get("/metrics")
+    before = client.get("/metrics").data
+    for i in range(1, 120):
+        assert client.open(f"/v1/games/g{i}", method=f"BREW{i}").status_code == 405
+    after = client.get("/metrics").data
+    assert set(_samples(after)) == set(_samples(before))
+    methods = {dict(labels).get("method") for _, labels in _samples(after)} - {None}
+    assert methods == {"GET", observability.OTHER_METHOD}
+    assert not any(b"BREW" in line for line in after.splitlines())
+    # only the counted values changed: a few more digits per sample line at most
+    assert len(after) - len(before) < 20 * len(after.splitlines())
+    other = (("method", "OTHER"), ("route", "<unmatched>"), ("status", "405"))
+    assert _samples(after)[("tilehouse_http_requests_total", other)] == 120
+
+
 def test_ai_job_counters_written_by_a_real_worker_appear_in_metrics(app, redis_conn):
     client = app.test_client()
     client.post("/v1/games/g1/suggestions")
