@@ -243,6 +243,9 @@ class State(ABC):
 
     #: set by ``register``
     rules: ClassVar[RuleSet]
+    #: every key a move object of this rule set may hold (the keys of its moves' ``to_dict()``); a move object
+    #: with any other key is ``InvalidMove`` (issue 16: nothing unknown is accepted, so nothing unknown is kept)
+    move_fields: ClassVar[frozenset[str]] = frozenset({"id", "action", "tiles"})
 
     players: int
     seed: int
@@ -322,8 +325,17 @@ class State(ABC):
                     return m
             raise IllegalMove(f"{move!r} is not a legal move now")
         if isinstance(move, Mapping):
+            self.check_move_fields(move)
             return self._match_object(move, legal)
         raise InvalidMove(f"a move is a move id string or a move object, not {type(move).__name__}")
+
+    @classmethod
+    def check_move_fields(cls, spec: Mapping[str, Any]) -> None:
+        """``InvalidMove`` naming the first key of the move object ``spec`` that no move of this rule set has."""
+        unknown = sorted(str(k) for k in spec if k not in cls.move_fields)
+        if unknown:
+            allowed = ", ".join(sorted(cls.move_fields))
+            raise InvalidMove(f"a {cls.rules.id} move object has no field {unknown[0][:64]!r} (it may hold {allowed})")
 
     def canonical_move_id(self, move_id: str) -> str:
         """Rewrite a well-formed id into canonical form (tile halves in either order, tiles in any order),

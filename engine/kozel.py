@@ -212,6 +212,8 @@ class KozelState(State):
     them.
     """
 
+    move_fields = State.move_fields | {"end", "left", "right"}
+
     players: int
     seed: int
     options: dict[str, Any]

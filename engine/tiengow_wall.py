@@ -450,6 +450,8 @@ def _dice(rng: random.Random) -> tuple[int, int]:
 class TienGowWallState(State):
     """One match of the wall variant; fields are ints and lists (see the module docstring)."""
 
+    move_fields = State.move_fields | {"columns"}
+
     games: int
     game: int  # current game, from 0 (== games when finished)
     round_no: int  # round within the game, from 0

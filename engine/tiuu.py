@@ -185,6 +185,8 @@ class TiuUState(State):
     tuple read from ``dpos`` (shared between clones: it only ever shrinks from the right) followed by the
     face-up stacks ``upf`` (oldest first, so drawn first) whose sizes are in ``upc``."""
 
+    move_fields = State.move_fields | {"hand", "pool", "flipped"}
+
     __slots__ = ("caps", "catches", "classic", "deals", "down", "dpos", "extra", "first", "game", "games",
                  "hands", "hsize", "known", "match", "nstock", "options", "pending", "phase", "played",
                  "players", "points", "pool", "seed", "turn", "upc", "upf")

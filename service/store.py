@@ -4,7 +4,8 @@ Keys of one game, all with the hash tag ``{<game id>}`` so that they live on one
 Lua script may touch them all:
 
 * ``th:game:{<id>}`` -- a hash: ``version`` (int, +1 per applied move), ``doc`` (JSON: the engine's
-  ``to_dict()`` under ``state`` plus the service's seat metadata, options, seed and the last move),
+  ``to_dict()`` under ``state`` plus the service's seat metadata, options, seed and the last move as
+  ``{"seat", "move": <canonical move id>, "version"}`` -- never the request as sent),
   ``tokens`` (JSON: seat or ``"admin"`` -> SHA-256 of the token), ``ai_job`` (the id of the play job
   that is to move the AI seat now, or empty), and ``last``/``events`` (a copy of the newest event and the
   number of events, so that a view is one ``HMGET``).
@@ -314,7 +315,9 @@ class Store:
         new_version = game.version + 1
         doc = dict(game.doc)
         doc["state"] = state.to_dict()
-        doc["last_move"] = {"seat": seat, "move": move.id, "request": spec, "version": game.version}
+        # only the canonical move id is kept, never what the client sent (issue 16: a move object's extra
+        # bytes must not live as long as the game)
+        doc["last_move"] = {"seat": seat, "move": move.id, "version": game.version}
         nxt = state.to_move
         ai_job = play_job_id(game_id, new_version) if game.is_ai(nxt) else ""
         logged = [_event_json(e, new_version, move.id, seat) for e in events]
@@ -336,10 +339,11 @@ class Store:
         last = game.doc.get("last_move")
         if not last or last["seat"] != seat or last["version"] != game.version - 1:
             return False
-        if spec == last["request"] or spec == last["move"]:
+        if spec == last["move"]:
             return True
-        if isinstance(spec, Mapping) and spec.get("id") == last["move"]:
-            return True
+        if isinstance(spec, Mapping):
+            # a move object is recognised by its id (the stored move is its id alone)
+            return bool(spec.get("id") == last["move"])
         if isinstance(spec, str):
             try:
                 return bool(game.state.canonical_move_id(spec) == last["move"])

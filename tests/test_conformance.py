@@ -86,6 +86,8 @@ def test_random_playouts_keep_every_protocol_invariant(rules_id, players, option
             moves = state.legal_moves()
             assert moves, "legal moves are empty before the end"
             assert len({m.id for m in moves}) == len(moves), "duplicate move ids"
+            for m in moves:
+                assert set(m.to_dict()) <= type(state).move_fields, f"{m.id}: a field move_fields does not declare"
             move = rng.choice(moves)
             # clone() is independent of the original
             before = state.to_dict()
@@ -166,6 +168,10 @@ def test_malformed_and_illegal_moves_are_refused_without_change(rules_id, player
     for bad in ("", "???", "play:9-9", "play:banana", 42):
         with pytest.raises((engine.InvalidMove, engine.IllegalMove)):
             state.play(bad)  # type: ignore[arg-type]
+    legal = state.legal_moves()[0].to_dict()
+    for extra in ({"junk": "x" * 1000}, {"ID": legal["id"]}):
+        with pytest.raises(engine.InvalidMove, match="has no field"):
+            state.play({**legal, **extra})
     assert state.to_dict() == before
 
 

@@ -116,6 +116,9 @@ def post_move(game_id: str) -> ResponseReturnValue:
     game = _load(game_id)
     seat = seat_of(game)
     data = schemas.load(schemas.MOVE, json_body())
+    if isinstance(data["move"], dict):
+        # unknown fields are a 422 before anything else, retries included (issue 16)
+        game.state.check_move_fields(data["move"])
     after, applied = store().apply_move(game_id, seat, data["move"], data.get("version"), game)
     if applied:
         if after.state.finished:
