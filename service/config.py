@@ -34,6 +34,13 @@ DEFAULT_REDIS_SOCKET_TIMEOUT_SECONDS = 5.0
 #: (``https://play.example.com,http://localhost:5173``).  ``*`` is safe here because the API is
 #: authorised by bearer tokens that a page must hold, never by cookies a browser would add by itself.
 DEFAULT_CORS_ORIGINS = "*"
+#: server caps on engine parameters (issue 16): a seat or suggestion asking for more is a 422; an engine whose
+#: own default is above a cap runs at the cap.  10 s is ismcts's own default time budget.
+DEFAULT_AI_MAX_TIME_MS = 10_000
+#: search iterations; about 10 s of ismcts on the slower rule sets
+DEFAULT_AI_MAX_ITERATIONS = 50_000
+#: jobs one ismcts suggestion may be split into (``workers``)
+DEFAULT_AI_MAX_WORKERS = 4
 
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": DEFAULT_REDIS_URL,
@@ -46,7 +53,13 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_SOCKET_TIMEOUT_SECONDS": DEFAULT_REDIS_SOCKET_TIMEOUT_SECONDS,
     "SUGGESTIONS_PER_MINUTE": DEFAULT_SUGGESTIONS_PER_MINUTE,
     "CORS_ORIGINS": DEFAULT_CORS_ORIGINS,
+    "AI_MAX_TIME_MS": DEFAULT_AI_MAX_TIME_MS,
+    "AI_MAX_ITERATIONS": DEFAULT_AI_MAX_ITERATIONS,
+    "AI_MAX_WORKERS": DEFAULT_AI_MAX_WORKERS,
 }
+
+#: engine parameter -> the setting that caps it, for every engine that has the parameter
+PARAM_CAPS = {"time_ms": "AI_MAX_TIME_MS", "iterations": "AI_MAX_ITERATIONS"}
 
 ENV_PREFIX = "TILEHOUSE_"
 

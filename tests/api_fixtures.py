@@ -13,11 +13,24 @@ from service import create_app
 
 
 @pytest.fixture
-def app(redis_conn, redis_url):
-    application = create_app({"REDIS_URL": redis_url})
-    application.test_client_class = ContractClient
-    yield application
-    application.extensions["redis"].close()
+def make_app(redis_conn, redis_url):
+    """A factory of apps on the test Redis with settings of the test's own (``make_app(AI_MAX_WORKERS=2)``)."""
+    made = []
+
+    def make(**settings):
+        application = create_app({"REDIS_URL": redis_url, **settings})
+        application.test_client_class = ContractClient
+        made.append(application)
+        return application
+
+    yield make
+    for application in made:
+        application.extensions["redis"].close()
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app()
 
 
 @pytest.fixture

@@ -1,27 +1,58 @@
 """``/v1/engines``: the AI engines, straight from the AI registry (``ai.ENGINES``), and the one place the
-service asks the AI layer whether an engine id and its params are valid."""
+service asks the AI layer whether an engine id and its params are valid.
+
+Server caps (issue 16): the parameters named in ``config.PARAM_CAPS`` (``time_ms``, ``iterations``) are
+capped by settings (``TILEHOUSE_AI_MAX_TIME_MS``, ``TILEHOUSE_AI_MAX_ITERATIONS``) for every engine that has
+them.  A value above the cap is refused (422 naming the parameter), never clamped, so a client learns what
+it gets; an engine default above a cap runs at the cap (the client asked for nothing).  The listing shows
+each capped parameter's effective ``maximum`` and ``default`` and the ``cap`` itself.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
 import ai
+from service.config import PARAM_CAPS
 from service.problems import Problem
 
 bp = Blueprint("engines", __name__, url_prefix="/v1/engines")
 
 
-def describe(engine_id: str) -> dict[str, Any]:
-    return {**ai.ENGINES[engine_id].to_dict(), "id": engine_id}
+def caps(cfg: Mapping[str, Any]) -> dict[str, int]:
+    """Parameter name -> the server's cap on it."""
+    return {name: int(cfg[setting]) for name, setting in PARAM_CAPS.items()}
 
 
-def check(engine_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The engine's validated params; ``ai.UnknownEngine`` / ``ai.BadParams`` otherwise."""
-    return ai.get_engine(engine_id).validate(dict(params))
+def describe(engine_id: str, cfg: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    out = {**ai.ENGINES[engine_id].to_dict(), "id": engine_id}
+    limits = caps(cfg if cfg is not None else current_app.config)
+    params = []
+    for p in out["params"]:
+        cap = limits.get(p["name"])
+        if cap is not None:
+            p = {**p, "cap": cap, "maximum": min(p.get("maximum", cap), cap), "default": min(p["default"], cap)}
+        params.append(p)
+    out["params"] = params
+    return out
+
+
+def check(engine_id: str, params: Mapping[str, Any], cfg: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The engine's validated params within the server's caps; ``ai.UnknownEngine`` / ``ai.BadParams``
+    (naming the parameter) otherwise."""
+    checked = ai.get_engine(engine_id).validate(dict(params))
+    for name, cap in caps(cfg if cfg is not None else current_app.config).items():
+        if name not in checked:
+            continue
+        if name in params and checked[name] > cap:
+            raise ai.BadParams(f"parameter {name!r} must be at most {cap} on this server (its cap), "
+                               f"not {checked[name]!r}", name)
+        checked[name] = min(checked[name], cap)
+    return checked
 
 
 @bp.get("")

@@ -147,6 +147,9 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
         raise from_exception(e) from None
     if data["workers"] > 1 and engine_id != "ismcts":
         raise invalid({"workers": [f"only ismcts splits a search over workers, not {engine_id!r}"]})
+    max_workers = current_app.config["AI_MAX_WORKERS"]
+    if data["workers"] > max_workers:
+        raise invalid({"workers": [f"at most {max_workers} on this server (its cap), not {data['workers']}"]})
     if "version" in data and data["version"] != game.version:
         raise VersionConflict(data["version"], game.version)
     if game.state.to_move != seat:
