@@ -6,8 +6,19 @@ small machine. Worker class and counts were chosen by measurement -- see MEASURE
 
 from __future__ import annotations
 
-import json
 import os
+
+# The gevent worker (the default, see worker_class below) monkey-patches the standard library when each
+# worker starts, but the master process has by then imported the app's logging classes (logconfig_dict
+# below), and with them redis-py and ssl, which gevent must patch before they are imported. So the patch
+# is done here, first thing, in the master: its forked workers inherit it, and gunicorn's own patch_all() in
+# each worker finds nothing left to do. Other worker classes are not touched.
+if os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent") == "gevent":
+    from gevent import monkey
+
+    monkey.patch_all()
+
+import json
 import shutil
 import tempfile
 from datetime import UTC, datetime
@@ -43,9 +54,14 @@ os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR",
                       str(Path(tempfile.gettempdir()) / f"tilehouse-metrics-{os.getpid()}"))
 
 bind = os.environ.get("TILEHOUSE_BIND", "127.0.0.1:8000")
-worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", "gthread")
+worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent")
 workers = _int("TILEHOUSE_WEB_CONCURRENCY", 2)
+# gthread only (TILEHOUSE_WORKER_CLASS=gthread): threads per worker process
 threads = _int("TILEHOUSE_THREADS", 4)
+# gevent only: connections (requests in flight and open streams) one worker process holds at once; gunicorn
+# itself monkey-patches the worker (gevent.monkey.patch_all()) before it imports the app, so redis-py,
+# RQ's enqueueing and everything else in the API use cooperative sockets, locks and sleeps.
+worker_connections = _int("TILEHOUSE_WORKER_CONNECTIONS", 1000)
 # A request is a few Redis round trips (the AI runs in RQ workers, never in the request), so a worker
 # silent for 30 s is stuck, not busy.
 timeout = _int("TILEHOUSE_TIMEOUT", 30)

@@ -41,6 +41,12 @@ DEFAULT_AI_MAX_TIME_MS = 10_000
 DEFAULT_AI_MAX_ITERATIONS = 50_000
 #: jobs one ismcts suggestion may be split into (``workers``)
 DEFAULT_AI_MAX_WORKERS = 4
+#: longest quiet spell of a push stream before it sends a keep-alive comment, in seconds (the issue asks for
+#: one at least every 15 s; 10 leaves room for a slow write)
+DEFAULT_STREAM_KEEPALIVE_SECONDS = 10.0
+#: how long a stream ticket opens streams, in seconds (long enough for a page to connect and for
+#: EventSource's automatic reconnects after a short drop)
+DEFAULT_STREAM_TICKET_TTL_SECONDS = 60
 
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": DEFAULT_REDIS_URL,
@@ -56,6 +62,8 @@ DEFAULTS: dict[str, Any] = {
     "AI_MAX_TIME_MS": DEFAULT_AI_MAX_TIME_MS,
     "AI_MAX_ITERATIONS": DEFAULT_AI_MAX_ITERATIONS,
     "AI_MAX_WORKERS": DEFAULT_AI_MAX_WORKERS,
+    "STREAM_KEEPALIVE_SECONDS": DEFAULT_STREAM_KEEPALIVE_SECONDS,
+    "STREAM_TICKET_TTL_SECONDS": DEFAULT_STREAM_TICKET_TTL_SECONDS,
 }
 
 #: engine parameter -> the setting that caps it, for every engine that has the parameter

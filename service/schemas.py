@@ -23,6 +23,10 @@ MAX_SEATS = 16
 MAX_SUGGESTION_WORKERS = 16
 MAX_NAME_LENGTH = 64
 MAX_ID_LENGTH = 64
+#: the largest event number a query accepts (a game has hundreds of events; this only bounds the input)
+MAX_EVENT_NUMBER = 2**31 - 1
+#: the longest stream ticket accepted in a query (a real one is about 60 characters)
+MAX_TICKET_LENGTH = 512
 
 
 class StrictInt(fields.Integer):
@@ -96,13 +100,18 @@ class EventsQuerySchema(Schema):
     class Meta:
         unknown = RAISE
 
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_EVENT_NUMBER))
+
+
+class StreamQuerySchema(EventsQuerySchema):
+    ticket = fields.String(validate=validate.Length(min=1, max=MAX_TICKET_LENGTH))
 
 
 CREATE_GAME = CreateGameSchema()
 MOVE = MoveSchema()
 SUGGESTION = SuggestionSchema()
 EVENTS_QUERY = EventsQuerySchema()
+STREAM_QUERY = StreamQuerySchema()
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:

@@ -17,6 +17,9 @@ Lua script may touch them all:
 * ``th:game:{<id>}:jobs`` -- a set of the RQ job ids queued for the game, so ``DELETE`` can remove them.
 * ``th:game:{<id>}:rate`` -- a hash of suggestion counts per seat and minute (``"<seat>:<minute>"``), for
   the suggestion rate limit; it expires two minutes after its last count.
+* ``th:game:{<id>}:ticket:<sha256>`` -- one per stream ticket (service/live/tickets.py): the seat it opens
+  streams for, expiring with the ticket.
+* ``th:game:{<id>}:live`` -- not a key but the pub/sub channel on which the commit announces new events.
 
 Reading is one round trip.  Parsing the stored state is the dearest part of a read, so each process keeps
 the parsed document and state of recently read games (:class:`_ParsedCache`), reused only when the stored
@@ -51,7 +54,9 @@ GAME_ID_BYTES = 8
 PARSED_CACHE_ENTRIES = 512
 
 #: KEYS: game hash, events list, jobs set.  ARGV: expected version, new doc, ttl seconds, ai_job, events...
-#: Returns {1, new version} or {0, current version} (-1 when the game does not exist).
+#: Returns {1, new version} or {0, current version} (-1 when the game does not exist).  When events were
+#: appended it also PUBLISHes the new event count on ``live_channel(id)`` (= KEYS[1] .. ':live') in the same
+#: atomic step, which wakes the game's open streams (service/live/stream.py).
 COMMIT_LUA = """
 local v = redis.call('HGET', KEYS[1], 'version')
 if not v then return {0, -1} end
@@ -60,7 +65,9 @@ local nv = tonumber(v) + 1
 redis.call('HSET', KEYS[1], 'version', nv, 'doc', ARGV[2], 'ai_job', ARGV[4])
 if #ARGV >= 5 then
   for i = 5, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-  redis.call('HSET', KEYS[1], 'last', ARGV[#ARGV], 'events', redis.call('LLEN', KEYS[2]))
+  local count = redis.call('LLEN', KEYS[2])
+  redis.call('HSET', KEYS[1], 'last', ARGV[#ARGV], 'events', count)
+  redis.call('PUBLISH', KEYS[1] .. ':live', count)
 end
 local ttl = tonumber(ARGV[3])
 for i = 1, #KEYS do
@@ -114,6 +121,12 @@ def jobs_key(game_id: str) -> str:
 
 def rate_key(game_id: str) -> str:
     return f"{PREFIX}{{{game_id}}}:rate"
+
+
+def live_channel(game_id: str) -> str:
+    """The pub/sub channel on which every commit that appends events announces the new event count (a
+    channel, not a key: it holds nothing; named under the game's hash tag for Redis 7's sharded pub/sub)."""
+    return f"{PREFIX}{{{game_id}}}:live"
 
 
 def keys_of(game_id: str) -> list[str]:
@@ -256,6 +269,7 @@ class Store:
         """Remove every key of the game; returns the ids of its RQ jobs (the caller removes those)."""
         job_ids = sorted(j.decode() for j in cast(set[bytes], self.conn.smembers(jobs_key(game_id))))
         self.conn.delete(*keys_of(game_id), rate_key(game_id))
+        self.conn.publish(live_channel(game_id), "deleted")  # open streams of the game end now
         return job_ids
 
     def count_suggestion(self, game_id: str, seat: int, now: float) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,16 +71,48 @@ def check_response(method: str, path: str, status: int, content_type: str | None
         assert not errors, f"{method} {path} {status}: {errors[0].message} at {list(errors[0].absolute_path)}"
 
 
+def check_schema(ref: str, doc: Any) -> None:
+    """Assert that ``doc`` matches the schema ``#/components/schemas/<ref>`` of openapi.yaml."""
+    errors = sorted(_validator({"$ref": f"#/components/schemas/{ref}"}).iter_errors(doc), key=str)
+    assert not errors, f"{ref}: {errors[0].message} at {list(errors[0].absolute_path)}"
+
+
 class ContractClient(FlaskClient):
-    """A Flask test client that validates every response against openapi.yaml."""
+    """A Flask test client that validates every response against openapi.yaml.  A Server-Sent Event stream
+    is checked for its status and content type only (reading it here would wait for the game to end): the
+    stream tests read it with :func:`sse_frames` and check each event's data with :func:`check_schema`."""
 
     def open(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         resp = super().open(*args, **kwargs)
         req = resp.request
         if req.method not in ("HEAD", "OPTIONS"):
+            streamed = resp.mimetype == "text/event-stream"
             check_response(req.method, req.path, resp.status_code, resp.headers.get("Content-Type"),
-                           resp.get_data())
+                           b"" if streamed else resp.get_data())
         return resp
+
+
+def sse_frames(chunks: Iterable[bytes | str]) -> Iterator[dict[str, Any]]:
+    """The frames of a Server-Sent Event stream as they complete: ``{"id", "event", "data"}`` (``data``
+    parsed as JSON) for an event, ``{"comment": text}`` for a comment line, ``{"retry": ms}``."""
+    buf = ""
+    for chunk in chunks:
+        buf += chunk.decode() if isinstance(chunk, bytes) else chunk
+        while "\n\n" in buf:
+            block, buf = buf.split("\n\n", 1)
+            fields: dict[str, Any] = {}
+            for line in block.split("\n"):
+                name, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                if name == "":
+                    fields["comment"] = value
+                elif name == "data":
+                    fields["data"] = json.loads(value)
+                elif name == "retry":
+                    fields["retry"] = int(value)
+                else:
+                    fields[name] = value
+            yield fields
 
 
 def bearer(token: str | None) -> dict[str, str]:

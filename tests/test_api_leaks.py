@@ -9,7 +9,9 @@ Two checks, both against the engine's own knowledge of what is hidden:
   refused move, for a spectator too) must be byte-for-byte the same.  Anything that depended on a hidden
   tile would differ.
 * Events.  Each stored event says who may see what (``data`` for all, ``secret[s]`` for seat ``s``); every
-  viewer must get exactly the public part plus its own secret part, and no fact of another seat's secret.
+  viewer must get exactly the public part plus its own secret part, and no fact of another seat's secret;
+  the push stream (``GET .../stream``, with a seat's stream ticket or as a spectator) gives each viewer
+  exactly what ``GET .../events`` gives it.
 
 Suggestion jobs, whose statistics show the asking seat's own moves, are readable only with that seat's token.
 """
@@ -20,7 +22,7 @@ import json
 import random
 
 import pytest
-from api_support import bearer, create, humans, tokens_by_seat
+from api_support import bearer, check_schema, create, humans, sse_frames, tokens_by_seat
 
 import engine
 from service import store as store_module
@@ -120,7 +122,24 @@ def _check_events(client, conn, game_id: str, toks: dict[int, str], n: int) -> N
                         assert ev["data"].get(k, object()) != v, f"seat {seat}'s secret {k} shown to {viewer}"
         last = client.get(f"/v1/games/{game_id}", headers=h).get_json()["last_event"]
         assert last == got[-1]
+        assert _streamed(client, game_id, toks[viewer] if viewer is not None else None) == got
     assert secret_events or not any(e["secret"] for e in stored)
+
+
+def _streamed(client, game_id: str, token: str | None) -> list[dict]:
+    """The whole push stream of the finished game as ``token``'s seat opens it with a stream ticket (a
+    spectator: with nothing): it must be exactly that viewer's ``GET /events``."""
+    url = f"/v1/games/{game_id}/stream"
+    if token is not None:
+        ticket = client.post(f"/v1/games/{game_id}/stream-tickets", headers=bearer(token)).get_json()
+        url = ticket["stream"]
+    resp = client.get(url, buffered=False)
+    assert resp.status_code == 200 and resp.mimetype == "text/event-stream"
+    frames = [f for f in sse_frames(resp.response) if "data" in f]
+    for f in frames:
+        check_schema("Event", f["data"])
+        assert f["id"] == str(f["data"]["n"]) and f["event"] == f["data"]["type"]
+    return [f["data"] for f in frames]
 
 
 def _check_suggestion_privacy(client, drain, game_id: str, toks: dict[int, str], seat: int, n: int) -> None:

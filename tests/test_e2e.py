@@ -1,8 +1,10 @@
-"""End to end: gunicorn (2 workers) and ``python worker.py`` run as real processes against the test Redis,
-and a whole game with AI seats is played over real HTTP on loopback."""
+"""End to end: gunicorn (the project's gunicorn.conf.py: 2 gevent workers) and ``python worker.py`` run as
+real processes against the test Redis; a whole game with AI seats is played over real HTTP on loopback,
+and a browser-like client follows a game on its push stream with a stream ticket."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import random
@@ -14,11 +16,14 @@ import urllib.error
 import urllib.request
 
 import pytest
-from api_support import ROOT, check_response
+from api_support import ROOT, check_response, check_schema, sse_frames
 
 from service.redis_local import free_port
 
 pytestmark = pytest.mark.e2e
+
+#: seconds between keep-alive comments of a quiet stream (short, so reading one never waits long)
+STREAM_KEEPALIVE = 0.5
 
 
 def _call(base: str, method: str, path: str, body: dict | None = None, token: str | None = None):
@@ -54,12 +59,14 @@ def _wait_ready(base: str, procs: list[subprocess.Popen], timeout: float = 30.0)
 @pytest.fixture
 def server(redis_conn, redis_url, tmp_path):
     port = free_port()
-    env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING"}
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
+           "TILEHOUSE_BIND": f"127.0.0.1:{port}", "TILEHOUSE_WEB_CONCURRENCY": "2",
+           "TILEHOUSE_STREAM_KEEPALIVE_SECONDS": str(STREAM_KEEPALIVE)}
+    for name in ("PROMETHEUS_MULTIPROC_DIR", "TILEHOUSE_WORKER_CLASS"):
+        env.pop(name, None)
     with open(tmp_path / "gunicorn.log", "wb") as glog, open(tmp_path / "worker.log", "wb") as wlog:
         gunicorn = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}",
-             "--log-level", "warning", "service:create_app()"],
+            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"), "service:create_app()"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=glog)
         worker = subprocess.Popen([sys.executable, "worker.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                   stderr=wlog)
@@ -107,3 +114,92 @@ def test_a_whole_game_with_ai_seats_over_gunicorn_and_a_worker_process(server):
     assert status == 200 and events[-1]["version"] == view["version"]
     status, _ = _call(server, "DELETE", f"/v1/games/{game_id}", token=created["admin_token"])
     assert status == 204
+
+
+class _Stream:
+    """A push stream read over a raw HTTP connection, as a browser's EventSource reads it."""
+
+    def __init__(self, base: str, path: str, last_event_id: int | None = None) -> None:
+        host, port = base.removeprefix("http://").split(":")
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        headers = {"Accept": "text/event-stream", "Origin": "https://table.example"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        self.conn.request("GET", path, headers=headers)
+        resp = self.conn.getresponse()
+        self.headers = resp.headers
+        check_response("GET", path.split("?")[0], resp.status, resp.getheader("Content-Type"), b"")
+        assert resp.status == 200 and resp.getheader("Access-Control-Allow-Origin") == "*"
+        self.frames = sse_frames(iter(resp.readline, b""))
+        assert next(self.frames) == {"retry": 3000}
+
+    def next_event(self) -> dict | None:
+        """The next event, or None when the server ended the stream."""
+        for frame in self.frames:
+            if "data" in frame:
+                check_schema("Event", frame["data"])
+                assert frame["id"] == str(frame["data"]["n"]) and frame["event"] == frame["data"]["type"]
+                return frame["data"]
+        return None
+
+    def until_version(self, version: int) -> list[dict]:
+        out: list[dict] = []
+        while not out or out[-1]["version"] < version:
+            ev = self.next_event()
+            assert ev is not None, "the stream ended early"
+            out.append(ev)
+        return out
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def test_a_browser_follows_a_game_on_its_stream_with_a_ticket_resumes_it_and_sees_it_end(server):
+    status, created = _call(server, "POST", "/v1/games", {
+        "rules": "kozel", "seed": 5, "seats": [{"kind": "human", "name": "Ann"}, {"kind": "ai", "engine": "greedy"}]})
+    assert status == 201
+    game_id, token = created["game"]["id"], created["seats"][0]["token"]
+    # the preflight a browser sends before it may read the stream from another origin
+    req = urllib.request.Request(server + f"/v1/games/{game_id}/stream", method="OPTIONS", headers={
+        "Origin": "https://table.example", "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "last-event-id"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert r.status == 200 and r.headers["Access-Control-Allow-Headers"] == "last-event-id"
+    status, ticket = _call(server, "POST", f"/v1/games/{game_id}/stream-tickets", token=token)
+    assert status == 201 and ticket["seat"] == 0
+    stream = _Stream(server, ticket["stream"])
+    received: list[dict] = []
+    rng = random.Random(3)
+    moves = 0
+    dropped = False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status, view = _call(server, "GET", f"/v1/games/{game_id}", token=token)
+        if view["status"] == "finished":
+            break
+        if view["ai"]["pending"] or view["to_move"] != 0:
+            received += stream.until_version(view["version"] + 1)  # the AI seat's move, pushed
+            continue
+        status, after = _call(server, "POST", f"/v1/games/{game_id}/moves",
+                              {"move": rng.choice(view["legal_moves"])["id"], "version": view["version"]}, token)
+        assert status == 200
+        moves += 1
+        if moves == 2 and not dropped:
+            # the connection drops; a move is made meanwhile; the browser reconnects with the same URL
+            stream.close()
+            dropped = True
+            stream = _Stream(server, ticket["stream"], last_event_id=received[-1]["n"] if received else 0)
+        mine = stream.until_version(after["version"])
+        assert mine[-1]["version"] == after["version"] and mine[-1]["seat"] == 0  # our move's own event
+        received += mine
+    else:
+        pytest.fail("the game did not finish")
+    while (ev := stream.next_event()) is not None:  # the last events, then the server ends the stream
+        received.append(ev)
+    stream.close()
+    assert dropped and moves >= 3
+    status, events = _call(server, "GET", f"/v1/games/{game_id}/events", token=token)
+    assert received == events  # nothing lost or doubled across the reconnect, each as GET /events gives it
+    # a reconnect to the finished game: nothing left, 204, and EventSource stops reconnecting
+    status, done = _call(server, "GET", f"/v1/games/{game_id}/stream?ticket={ticket['ticket']}&after={events[-1]['n']}")
+    assert status == 204 and done is None

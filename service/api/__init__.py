@@ -155,7 +155,7 @@ def game_view(game: Game, seat: int | None, last: tuple[int, dict[str, Any]] | N
 
 
 def register(app: Flask) -> None:
-    from service.api import engines, games, jobs, replays, rules
+    from service.api import engines, games, jobs, replays, rules, streams
 
-    for module in (rules, engines, games, jobs, replays):
+    for module in (rules, engines, games, jobs, replays, streams):
         app.register_blueprint(module.bp)
