@@ -1,7 +1,8 @@
 """The Flask application factory (shared/ARCHITECTURE.md "The service"; Flask's ``flaskr`` pattern).
 
 ``create_app(config)`` reads the configuration (defaults, ``TILEHOUSE_*`` environment, then ``config``),
-creates the shared clients once -- the Redis client in ``app.extensions["redis"]``, the RQ queues in
+creates the shared clients once -- the Redis client in ``app.extensions["redis"]`` (and the one whose
+connections the push streams' subscriptions hold, ``app.extensions["redis_streams"]``), the RQ queues in
 ``app.extensions["queues"]`` (``{"suggest": Queue, "play": Queue}``), the game store in
 ``app.extensions["store"]`` -- registers one blueprint per resource, the one problem-document error handler,
 ``/openapi.yaml``, the operations layer (request ids, JSON logs, metrics, health checks), and CORS.
@@ -32,6 +33,11 @@ from service.store import Store
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")
 
+#: Redis connections one API process uses for its requests (a request holds one only while it talks to Redis)
+REDIS_POOL_SIZE = 100
+#: upper bound of the subscription connections of one process's open push streams (gunicorn's
+#: worker_connections is the real bound: no process holds more streams than connections)
+STREAM_POOL_SIZE = 65536
 #: request headers a page on another origin may send (Last-Event-ID: an EventSource resuming a stream)
 CORS_ALLOW_HEADERS = ("Authorization", "Content-Type", "If-None-Match", "Last-Event-ID", "X-Request-ID")
 #: response headers a page on another origin may read
@@ -59,9 +65,17 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
 
     timeout = cfg["REDIS_SOCKET_TIMEOUT_SECONDS"]
-    conn = redis.Redis.from_url(cfg["REDIS_URL"], socket_timeout=timeout, socket_connect_timeout=timeout,
-                                health_check_interval=30)
+    client = {"socket_timeout": timeout, "socket_connect_timeout": timeout, "health_check_interval": 30}
+    # Under gevent one process serves hundreds of connections at once: a burst of requests waits up to the
+    # socket timeout for one of REDIS_POOL_SIZE connections rather than failing (redis-py's plain pool
+    # raises at its limit, 100 by default since redis-py 6).
+    conn = redis.Redis.from_pool(redis.BlockingConnectionPool.from_url(
+        cfg["REDIS_URL"], max_connections=REDIS_POOL_SIZE, timeout=timeout, **client))
     app.extensions["redis"] = conn
+    # Push streams hold a connection each for their subscription, for as long as they are open: a pool of
+    # their own, bounded only by the connections a gunicorn worker accepts (worker_connections).
+    app.extensions["redis_streams"] = redis.Redis.from_pool(redis.ConnectionPool.from_url(
+        cfg["REDIS_URL"], max_connections=STREAM_POOL_SIZE, **client))
     app.extensions["queues"] = make_queues(conn)
     app.extensions["store"] = Store(conn, cfg["GAME_TTL_SECONDS"])
 

@@ -26,6 +26,7 @@ def make_app(redis_conn, redis_url):
     yield make
     for application in made:
         application.extensions["redis"].close()
+        application.extensions["redis_streams"].close()
 
 
 @pytest.fixture

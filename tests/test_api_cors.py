@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from api_support import ContractClient, bearer, create, humans, tokens_by_seat
+from api_support import bearer, create, humans, tokens_by_seat
 
-from service import config, create_app
+from service import config
 from service.app import CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, cors_origins
 
 pytest_plugins = ["api_fixtures"]
@@ -73,25 +73,20 @@ def test_answers_and_problem_documents_carry_the_cors_headers_and_expose_the_api
         assert _header_set(r.headers["Access-Control-Expose-Headers"]) == {h.lower() for h in CORS_EXPOSE_HEADERS}
 
 
-def test_only_the_configured_origins_may_call_and_the_answer_varies_by_origin(redis_conn, redis_url):
-    app = create_app({"REDIS_URL": redis_url, "CORS_ORIGINS": "https://a.example, http://localhost:5173/"})
-    app.test_client_class = ContractClient
-    client = app.test_client()
-    try:
-        for allowed in ("https://a.example", "http://localhost:5173"):
-            r = _preflight(client, "/v1/games", "POST", origin=allowed)
-            assert r.headers["Access-Control-Allow-Origin"] == allowed
-            assert "Origin" in r.headers.get_all("Vary")
-            assert "post" in _header_set(r.headers["Access-Control-Allow-Methods"])
-            created = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)},
-                                  headers={"Origin": allowed})
-            assert created.headers["Access-Control-Allow-Origin"] == allowed
-        r = _preflight(client, "/v1/games", "POST", origin="https://evil.example")
-        assert not [k for k, _ in r.headers.items() if k.startswith("Access-Control-")]
-        r = client.get("/v1/games/ffffffffffffffff", headers={"Origin": "https://evil.example"})
-        assert r.status_code == 404 and "Access-Control-Allow-Origin" not in r.headers
-    finally:
-        app.extensions["redis"].close()
+def test_only_the_configured_origins_may_call_and_the_answer_varies_by_origin(make_app):
+    client = make_app(CORS_ORIGINS="https://a.example, http://localhost:5173/").test_client()
+    for allowed in ("https://a.example", "http://localhost:5173"):
+        r = _preflight(client, "/v1/games", "POST", origin=allowed)
+        assert r.headers["Access-Control-Allow-Origin"] == allowed
+        assert "Origin" in r.headers.get_all("Vary")
+        assert "post" in _header_set(r.headers["Access-Control-Allow-Methods"])
+        created = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)},
+                              headers={"Origin": allowed})
+        assert created.headers["Access-Control-Allow-Origin"] == allowed
+    r = _preflight(client, "/v1/games", "POST", origin="https://evil.example")
+    assert not [k for k, _ in r.headers.items() if k.startswith("Access-Control-")]
+    r = client.get("/v1/games/ffffffffffffffff", headers={"Origin": "https://evil.example"})
+    assert r.status_code == 404 and "Access-Control-Allow-Origin" not in r.headers
 
 
 def test_the_origin_list_comes_from_tilehouse_cors_origins(redis_conn):

@@ -10,9 +10,8 @@ import random
 import time
 
 import pytest
-from api_support import ContractClient, bearer, check_schema, create, humans, sse_frames, tokens_by_seat
+from api_support import bearer, check_schema, create, humans, sse_frames, tokens_by_seat
 
-from service import create_app
 from service import store as store_module
 from service.live import tickets
 
@@ -210,17 +209,14 @@ def test_an_admin_ticket_opens_the_spectator_view(client, kozel):
     stream.close()
 
 
-def test_an_expired_ticket_is_a_401_problem(redis_conn, redis_url, kozel):
-    app = create_app({"REDIS_URL": redis_url, "STREAM_TICKET_TTL_SECONDS": 1})
-    app.test_client_class = ContractClient
-    client = app.test_client()
+def test_an_expired_ticket_is_a_401_problem(make_app, kozel):
+    client = make_app(STREAM_TICKET_TTL_SECONDS=1).test_client()
     game_id, toks, _ = kozel
     ticket = _ticket(client, game_id, toks[0])
     assert ticket["expires_in"] == 1
     time.sleep(1.2)
     r = client.get(ticket["stream"])
     assert r.status_code == 401 and r.get_json()["type"].endswith(":bad-ticket")
-    app.extensions["redis"].close()
 
 
 def _snapshot(conn) -> dict:

@@ -57,7 +57,7 @@ def open_stream(game_id: str) -> ResponseReturnValue:
         raise invalid({field: [f"the game has {count} events so far"]})
     if game.state.finished and after >= count:
         return "", 204
-    sub = stream.subscribe(conn(), game.id)
+    sub = stream.subscribe(current_app.extensions["redis_streams"], game.id)
     cfg = current_app.config
     body = stream.events(store(), sub, game.id, lambda n, ev: event_for(n, ev, seat), after,
                          float(cfg["STREAM_KEEPALIVE_SECONDS"]))

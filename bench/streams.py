@@ -1,0 +1,219 @@
+"""``tilehouse bench streams``: many open push streams must not starve the API (issue 11, "Push stream").
+
+gunicorn with the project's ``gunicorn.conf.py`` (2 gevent workers unless ``TILEHOUSE_WORKER_CLASS`` says
+otherwise) against a private Redis, like ``tilehouse bench http``.  Client threads on keep-alive
+connections measure ``GET /v1/games/{id}`` (a seat's view) in interleaved rounds: A without streams, B with
+``--streams`` (default 500) idle ``GET /v1/games/{id}/stream`` connections open on the same games (half
+as a seat, half as spectators), each confirmed open by its first line before B is measured and drained
+by one client thread meanwhile (so the server's keep-alive writes never block).  A, B, A, B, ...: the
+machine's other load falls on both alike.  After the last round every stream is shown to be alive: one
+move is played in each game and every stream must receive its event.
+
+Printed: requests per second and p50/p99 of each round, the pooled figures of A and B, B as a share of
+A (the issue asks for at least 80 %), the streams that were open, and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import selectors
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis
+
+from bench.http import _check, _load, _new_game, _percentile, _processes, _request
+from service.redis_local import LocalRedis, free_port
+
+
+class OpenStreams:
+    """``count`` raw HTTP connections, each reading a game's stream, drained by one selector thread."""
+
+    def __init__(self, port: int, games: list[tuple[str, dict[int, str], list[tuple[int, str]]]],
+                 count: int) -> None:
+        self.port = port
+        self.selector = selectors.DefaultSelector()
+        self.socks: list[socket.socket] = []
+        self.received: dict[int, bytes] = {}
+        self.closed: set[int] = set()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        for i in range(count):
+            gid, toks, _ = games[i % len(games)]
+            auth = f"Authorization: Bearer {toks[0]}\r\n" if i % 2 == 0 else ""
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+            sock.sendall(f"GET /v1/games/{gid}/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         f"Accept: text/event-stream\r\n{auth}\r\n".encode())
+            self.socks.append(sock)
+        # every stream confirmed open: its status line and its first event-stream line have arrived
+        for i, sock in enumerate(self.socks):
+            data = b""
+            while b"retry: 3000" not in data:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise RuntimeError(f"stream {i} closed before it opened: {data[:200]!r}")
+                data += chunk
+            if not data.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError(f"stream {i} answered {data[:200]!r}")
+            self.received[i] = b""
+            sock.setblocking(False)
+            self.selector.register(sock, selectors.EVENT_READ, i)
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        while not self.stop.is_set():
+            for key, _ in self.selector.select(timeout=0.2):
+                i = key.data
+                try:
+                    chunk = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    chunk = b""
+                with self.lock:
+                    if not chunk:
+                        self.closed.add(i)
+                        self.selector.unregister(key.fileobj)
+                    else:
+                        self.received[i] += chunk
+
+    def with_event(self) -> int:
+        """How many streams have received at least one event since they opened."""
+        with self.lock:
+            return sum(1 for data in self.received.values() if b"\nid: " in b"\n" + data)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        for sock in self.socks:
+            with contextlib.suppress(OSError):
+                sock.close()
+        self.selector.close()
+
+
+def _figures(lat: list[float], elapsed: float) -> dict[str, float]:
+    return {"requests": len(lat), "req_per_s": round(len(lat) / elapsed, 1),
+            "p50_ms": round(_percentile(lat, 0.50) * 1000, 2), "p99_ms": round(_percentile(lat, 0.99) * 1000, 2)}
+
+
+def _loadavg() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run(port: int, args: argparse.Namespace) -> dict[str, Any]:
+    setup = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    games = [_new_game(setup, 5000 + i) for i in range(args.games)]
+
+    def view(i: int) -> Callable[[http.client.HTTPConnection], None]:
+        gid, toks, _ = games[i % len(games)]
+        return lambda c: _check(_request(c, "GET", f"/v1/games/{gid}", token=toks[0]), 200)
+
+    rounds: list[dict[str, Any]] = []
+    pooled: dict[str, tuple[list[float], float]] = {"A": ([], 0.0), "B": ([], 0.0)}
+    alive = None
+    for r in range(args.rounds):
+        for phase in ("A", "B"):
+            streams = OpenStreams(port, games, args.streams) if phase == "B" else None
+            try:
+                if streams is not None:
+                    time.sleep(args.settle)
+                lat, elapsed = _load(port, args.seconds, args.clients, view)
+                if streams is not None:
+                    open_now = args.streams - len(streams.closed)
+                    if r == args.rounds - 1:
+                        alive = _prove_alive(port, games, streams, args.streams)
+                else:
+                    open_now = 0
+            finally:
+                if streams is not None:
+                    streams.close()
+            rounds.append({"round": r + 1, "phase": phase, "streams_open": open_now, **_figures(lat, elapsed),
+                           "load": _loadavg()})
+            pooled[phase] = (pooled[phase][0] + lat, pooled[phase][1] + elapsed)
+    a, b = (_figures(*pooled[p]) for p in ("A", "B"))
+    ratio_rounds = [rb["req_per_s"] / ra["req_per_s"] for ra, rb in zip(rounds[::2], rounds[1::2], strict=True)]
+    return {"rounds": rounds, "without_streams": a, "with_streams": b, "ratio": round(b["req_per_s"] / a["req_per_s"], 3),
+            "ratio_median_of_rounds": round(statistics.median(ratio_rounds), 3), "streams_alive": alive}
+
+
+def _prove_alive(port: int, games: list[tuple[str, dict[int, str], list[tuple[int, str]]]],
+                 streams: OpenStreams, count: int) -> int:
+    """Play one move in every game and return how many of the open streams received an event."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for gid, toks, plan in games:
+        seat, move = plan[0]
+        _check(_request(conn, "POST", f"/v1/games/{gid}/moves", {"move": move, "version": 0}, toks[seat]), 200)
+    deadline = time.monotonic() + 30
+    while streams.with_event() < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return streams.with_event()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tilehouse bench streams", description=__doc__.split("\n\n")[0])
+    p.add_argument("--streams", type=int, default=500, help="open streams during the B rounds (default 500)")
+    p.add_argument("--games", type=int, default=50, help="games the streams and views are spread over")
+    p.add_argument("--seconds", type=float, default=5.0, help="load time of each round (default 5)")
+    p.add_argument("--rounds", type=int, default=4, help="A/B round pairs (default 4)")
+    p.add_argument("--clients", type=int, default=4, help="client threads asking for views (default 4)")
+    p.add_argument("--settle", type=float, default=1.0, help="seconds between opening the streams and measuring")
+    p.add_argument("--redis-url", default=None, help="use this Redis (it is flushed!) instead of a private one")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+
+    tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
+    local = None
+    load_before = _loadavg()
+    try:
+        if args.redis_url:
+            url = args.redis_url
+        else:
+            local = LocalRedis(tmp).start()
+            url = local.url
+        rconn = redis.Redis.from_url(url)
+        rconn.flushdb()
+        port = free_port()
+        with _processes(url, port, ai_workers=0):
+            report = run(port, args)
+        rconn.flushdb()
+    finally:
+        if local is not None:
+            local.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    report["load_before"], report["load_after"] = load_before, _loadavg()
+    report["worker_class"] = os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent")
+
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"GET /v1/games/{{id}} (a seat's view): gunicorn, 2 {report['worker_class']} workers, {args.clients} "
+          f"client threads, {args.seconds:g} s per round; B rounds with {args.streams} idle streams open "
+          f"on {args.games} games")
+    for r in report["rounds"]:
+        print(f"  round {r['round']} {r['phase']}: {r['req_per_s']:8.1f} req/s  p50 {r['p50_ms']:6.2f} ms  "
+              f"p99 {r['p99_ms']:7.2f} ms  streams open {r['streams_open']:4d}  (load {r['load']})")
+    a, b = report["without_streams"], report["with_streams"]
+    print(f"  without streams: {a['req_per_s']:.1f} req/s (p50 {a['p50_ms']} ms, p99 {a['p99_ms']} ms)")
+    print(f"  with {args.streams} streams: {b['req_per_s']:.1f} req/s (p50 {b['p50_ms']} ms, p99 {b['p99_ms']} ms)")
+    print(f"  with/without: {report['ratio']:.0%} pooled, {report['ratio_median_of_rounds']:.0%} median of rounds"
+          f" (the issue asks for at least 80 %)")
+    print(f"  streams alive at the end (each received the move played in its game): "
+          f"{report['streams_alive']} of {args.streams}")
+    print(f"  load average before {report['load_before']}, after {report['load_after']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
