@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--burst", action="store_true", help="exit when the queues are empty")
     p.add_argument("--name", default=None, help="worker name (default: RQ's)")
     p.add_argument("--fork", action="store_true", help="fork a work horse per job (RQ's Worker)")
+    p.add_argument("--no-scheduler", action="store_true",
+                   help="do not run RQ's scheduler (which queues the clocks' timeouts when they are due)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     cfg = config.load()
     url = args.url or cfg["REDIS_URL"]
@@ -55,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     queues = [jobs.make_queues(conn)[name] for name in jobs.QUEUE_ORDER]
     cls: type[BaseWorker] = Worker if args.fork else WORKER_CLASS
     worker = cls(queues, connection=conn, name=args.name)
-    worker.work(burst=args.burst, with_scheduler=False, logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    # RQ's scheduler (one per Redis, the others stand by) moves due clock timeouts onto the play queue
+    worker.work(burst=args.burst, with_scheduler=not args.no_scheduler,
+                logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
     return 0
 
 

@@ -9,6 +9,8 @@ A replay document (what ``GET /v1/games/{id}/replay`` answers, see ``docs/api.md
   first deal revealed;
 * ``moves``: ``[{"version", "seat", "move"}]``, oldest first; the move that made version ``v``;
 * ``events``: every event with its public ``data`` and every seat's ``secret`` part (nothing hidden);
+  events the service wrote itself (issue 11: ``join``, ``start``, ``timeout``, ``rematch``) carry
+  ``"service": true`` and are not the engine's to reproduce;
 * ``result``: the engine's ``result()`` at the end.
 
 :func:`check` rebuilds the match move by move and compares every event batch, the initial state and the
@@ -55,6 +57,8 @@ def check(replay: Mapping[str, Any]) -> list[str]:
         problems.append("initial_state is not the state new_game(rules, players, seed, options) deals")
     logged: dict[int, list[dict[str, Any]]] = {}
     for ev in replay.get("events", []):
+        if ev.get("service"):
+            continue  # written by the service (a join, a timeout notice...), not by an engine move
         row = {k: ev.get(k) for k in ("version", "type", "seat", "data", "secret")}
         logged.setdefault(int(ev["version"]), []).append(_normal(row))
     played_versions = set()

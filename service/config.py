@@ -48,6 +48,9 @@ DEFAULT_STREAM_KEEPALIVE_SECONDS = 10.0
 #: EventSource's automatic reconnects after a short drop)
 DEFAULT_STREAM_TICKET_TTL_SECONDS = 60
 
+#: a seat's presence (``last_seen_ms``) is written at most this often, in seconds (issue 11)
+DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
+
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": DEFAULT_REDIS_URL,
     "GAME_TTL_SECONDS": DEFAULT_GAME_TTL_SECONDS,
@@ -64,6 +67,7 @@ DEFAULTS: dict[str, Any] = {
     "AI_MAX_WORKERS": DEFAULT_AI_MAX_WORKERS,
     "STREAM_KEEPALIVE_SECONDS": DEFAULT_STREAM_KEEPALIVE_SECONDS,
     "STREAM_TICKET_TTL_SECONDS": DEFAULT_STREAM_TICKET_TTL_SECONDS,
+    "PRESENCE_INTERVAL_SECONDS": DEFAULT_PRESENCE_INTERVAL_SECONDS,
 }
 
 #: engine parameter -> the setting that caps it, for every engine that has the parameter

@@ -43,6 +43,7 @@ from rq.timeouts import JobTimeoutException
 
 import ai
 from service import config
+from service.live import clock
 from service.store import Game, GameNotFound, NotYourTurn, Store, VersionConflict
 
 SUGGEST = "suggest"
@@ -150,6 +151,7 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
     if after.state.finished:
         record_game(conn, "finished")
     schedule_play(conn, after, request_id=job.meta.get("request_id"))
+    clock.schedule(conn, after)  # the human seat now to move: its timeout (issue 11)
     return {"outcome": "played", "version": after.version, "engine": engine_id}
 
 

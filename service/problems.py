@@ -2,7 +2,7 @@
 
 ``{"type", "title", "status", "detail", "errors"?}`` for every 4xx and 5xx: malformed JSON (400), missing or
 unknown token (401), foreign token or out of turn (403), unknown resource (404), wrong method (405, with
-``Allow``), stale version (409), body too large (413), not JSON (415), invalid input (422, with the field
+``Allow``), stale version (409), a move before every seat is taken (409 ``not-started``), body too large (413), not JSON (415), invalid input (422, with the field
 ``errors`` naming each bad field), rate limited (429), Redis or the queue unavailable (503, with
 ``Retry-After``), and a 500 whose body never contains a stack trace or an exception text.
 
@@ -24,7 +24,7 @@ from werkzeug.exceptions import HTTPException
 
 import ai
 from engine.exceptions import BadOptions, IllegalMove, InvalidMove, UnknownRules
-from service.store import GameNotFound, NotYourTurn, VersionConflict
+from service.store import GameNotFound, NotStarted, NotYourTurn, VersionConflict
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "urn:tilehouse:problem:"
@@ -106,6 +106,9 @@ def from_exception(exc: BaseException, field_prefix: str = "") -> Problem:
         return Problem(404, str(exc))
     if isinstance(exc, VersionConflict):
         return Problem(409, str(exc), extra={"version": exc.current})
+    if isinstance(exc, NotStarted):
+        return Problem(409, str(exc), slug="not-started", title="Waiting for players",
+                       extra={"open_seats": exc.open_seats})
     if isinstance(exc, NotYourTurn):
         return Problem(403, str(exc), slug="out-of-turn", title="Not your turn")
     if isinstance(exc, InvalidMove | IllegalMove):

@@ -12,6 +12,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from service.live import clock
 from service.problems import Problem, invalid
 
 #: the largest seed a game or a suggestion accepts (engines derive string seeds from it; 63 bits keeps it
@@ -62,7 +63,7 @@ class _Strict(Schema):
 
 
 class SeatSchema(_Strict):
-    kind = fields.String(required=True, validate=validate.OneOf(["human", "ai"]))
+    kind = fields.String(required=True, validate=validate.OneOf(["human", "ai", "open"]))
     name = fields.String(validate=validate.Length(min=1, max=MAX_NAME_LENGTH))
     engine = fields.String(validate=validate.Length(min=1, max=MAX_ID_LENGTH))
     params = fields.Dict(keys=fields.String())
@@ -71,8 +72,17 @@ class SeatSchema(_Strict):
     def _engine_only_for_ai(self, data: dict[str, Any], **kwargs: Any) -> None:
         if data.get("kind") == "ai" and "engine" not in data:
             raise ValidationError("an AI seat needs an engine", "engine")
-        if data.get("kind") == "human" and ("engine" in data or "params" in data):
-            raise ValidationError("a human seat has no engine or params", "engine")
+        if data.get("kind") in ("human", "open") and ("engine" in data or "params" in data):
+            raise ValidationError(f"a {data['kind']} seat has no engine or params", "engine")
+
+
+class ClockSchema(_Strict):
+    """Fischer time control of the human seats (issue 11): bounded, out of range is a 422."""
+
+    initial_ms = StrictInt(required=True, validate=validate.Range(min=clock.MIN_INITIAL_MS,
+                                                                  max=clock.MAX_INITIAL_MS))
+    increment_ms = StrictInt(load_default=0, validate=validate.Range(min=0, max=clock.MAX_INCREMENT_MS))
+    on_timeout = fields.String(load_default="move", validate=validate.OneOf(clock.ON_TIMEOUT))
 
 
 class CreateGameSchema(_Strict):
@@ -81,6 +91,25 @@ class CreateGameSchema(_Strict):
     seed = StrictInt(validate=validate.Range(min=0, max=MAX_SEED))
     seats = fields.List(fields.Nested(SeatSchema), required=True,
                         validate=validate.Length(min=1, max=MAX_SEATS))
+    clock = fields.Nested(ClockSchema, load_default=None, allow_none=True)
+
+
+class JoinSchema(_Strict):
+    name = fields.String(validate=validate.Length(min=1, max=MAX_NAME_LENGTH))
+
+
+#: games per page of the lobby
+MAX_LOBBY_LIMIT = 50
+
+
+class LobbyQuerySchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    status = fields.String(load_default="open", validate=validate.OneOf(["open"]))
+    rules = fields.String(validate=validate.Length(min=1, max=MAX_ID_LENGTH))
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_LOBBY_LIMIT))
+    cursor = fields.String(validate=validate.Regexp(r"^[0-9]{1,16}\.[0-9a-f]{1,32}$"))
 
 
 class MoveSchema(_Strict):
@@ -112,6 +141,8 @@ MOVE = MoveSchema()
 SUGGESTION = SuggestionSchema()
 EVENTS_QUERY = EventsQuerySchema()
 STREAM_QUERY = StreamQuerySchema()
+JOIN = JoinSchema()
+LOBBY_QUERY = LobbyQuerySchema()
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:

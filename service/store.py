@@ -8,7 +8,8 @@ Lua script may touch them all:
   ``{"seat", "move": <canonical move id>, "version"}`` -- never the request as sent),
   ``tokens`` (JSON: seat or ``"admin"`` -> SHA-256 of the token), ``ai_job`` (the id of the play job
   that is to move the AI seat now, or empty), and ``last``/``events`` (a copy of the newest event and the
-  number of events, so that a view is one ``HMGET``).
+  number of events, so that a view is one ``HMGET``), and ``seen`` (JSON: seat -> epoch ms of the seat's
+  last authenticated request, written by :meth:`Store.touch`, throttled; issue 11 "presence").
 * ``th:game:{<id>}:events`` -- a list, oldest first, of ``{"version", "type", "seat", "data", "secret"}``
   exactly as the engine produced them: ``data`` for everyone, ``secret[seat]`` for that seat only; plus
   ``move`` and ``mover``, the id of the move that produced them and the seat that made it (every move
@@ -20,6 +21,18 @@ Lua script may touch them all:
 * ``th:game:{<id>}:ticket:<sha256>`` -- one per stream ticket (service/live/tickets.py): the seat it opens
   streams for, expiring with the ticket.
 * ``th:game:{<id>}:live`` -- not a key but the pub/sub channel on which the commit announces new events.
+
+* ``th:lobby`` and ``th:lobby:<rules>`` -- sorted sets of the games that have an open seat (issue 11
+  "lobby"), scored by the epoch ms at which the game expires if nothing happens.  They are outside the
+  game's hash tag (one index for all games), so they are updated right after the commit that changes a
+  game's joinability (:meth:`Store.sync_lobby`) and checked against the games when listed: a crash between
+  the two, an expiry or a delete leaves no stale entry in an answer.
+
+Seats (issue 11).  ``doc["seats"][i]["kind"]`` is ``human``, ``ai`` or ``open``; an open seat becomes
+``human`` (``joined: true``) when taken.  A seat taken after creation keeps the SHA-256 of its token in its
+own metadata (``token_sha256``), written by the same compare-and-set as the join; :meth:`Store.get` adds it
+to ``tokens``.  While a seat is open (or a rematch seat is not yet claimed, ``claim``) the game is *waiting*:
+no move is accepted, no AI job queued and no clock runs.
 
 Reading is one round trip.  Parsing the stored state is the dearest part of a read, so each process keeps
 the parsed document and state of recently read games (:class:`_ParsedCache`), reused only when the stored
@@ -36,6 +49,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,8 +57,10 @@ from typing import Any, cast
 
 import redis
 
+import engine
 from engine import IllegalMove, load_state
 from engine.game import Event, State
+from service.live import clock
 
 #: key prefix of every tilehouse key that is not RQ's
 PREFIX = "th:game:"
@@ -86,6 +102,28 @@ return 1
 """
 
 
+#: KEYS: game hash.  ARGV: seat, now (epoch ms), interval ms.  Records that ``seat`` was seen now unless it
+#: was seen less than ``interval`` ago or the game does not exist (never creates a key).  Returns 1 if written.
+TOUCH_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local raw = redis.call('HGET', KEYS[1], 'seen')
+local seen = {}
+if raw then seen = cjson.decode(raw) end
+local t = seen[ARGV[1]]
+if t and tonumber(ARGV[2]) - t < tonumber(ARGV[3]) then return 0 end
+seen[ARGV[1]] = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'seen', cjson.encode(seen))
+return 1
+"""
+
+#: how often one seat's presence is written at most, in seconds (reads in between write nothing)
+PRESENCE_INTERVAL_SECONDS = 5.0
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 class GameNotFound(LookupError):
     def __init__(self, game_id: str) -> None:
         super().__init__(f"no game {game_id!r} (it may have expired or been deleted)")
@@ -97,6 +135,23 @@ class VersionConflict(Exception):
         super().__init__(f"the game is at version {current}, not {expected}; someone moved first")
         self.expected = expected
         self.current = current
+
+
+class NotStarted(Exception):
+    """A move while the game still waits for seats to be taken."""
+
+    def __init__(self, open_seats: list[int]) -> None:
+        super().__init__(f"the game has not started: seat(s) {', '.join(map(str, open_seats))} are not taken yet")
+        self.open_seats = open_seats
+
+
+class TimeUp(Exception):
+    """A move that arrives after the mover's clock ran out (the timeout takes over)."""
+
+    def __init__(self, seat: int, version: int) -> None:
+        super().__init__(f"seat {seat} has run out of time")
+        self.seat = seat
+        self.version = version
 
 
 class NotYourTurn(Exception):
@@ -129,6 +184,11 @@ def live_channel(game_id: str) -> str:
     return f"{PREFIX}{{{game_id}}}:live"
 
 
+def lobby_key(rules_id: str | None = None) -> str:
+    """The lobby index of every rule set (``None``) or of one."""
+    return "th:lobby" if rules_id is None else f"th:lobby:{rules_id}"
+
+
 def keys_of(game_id: str) -> list[str]:
     """The keys the move script touches (the rate hash has its own, shorter life)."""
     return [game_key(game_id), events_key(game_id), jobs_key(game_id)]
@@ -157,6 +217,8 @@ class Game:
     _state: State | None = field(default=None, repr=False)
     #: ``(n, stored event)`` of the newest event, or None before the first move
     last_event: tuple[int, dict[str, Any]] | None = None
+    #: seat (as text) -> epoch ms of its last authenticated request (presence)
+    seen: dict[str, int] = field(default_factory=dict)
 
     @property
     def state(self) -> State:
@@ -172,10 +234,35 @@ class Game:
 
     @property
     def ai_to_move(self) -> bool:
-        return self.is_ai(self.state.to_move)
+        return not self.waiting and self.is_ai(self.state.to_move)
+
+    @property
+    def open_seats(self) -> list[int]:
+        """Seats not taken yet: open seats and rematch seats not claimed by their player."""
+        return [i for i, s in enumerate(self.doc["seats"]) if s["kind"] == "open" or s.get("claim")]
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self.open_seats) and not self.state.finished
+
+    @property
+    def joinable(self) -> bool:
+        """Waiting with a seat anyone may take (a rematch seat kept for its player is not)."""
+        return self.waiting and any(s["kind"] == "open" for s in self.doc["seats"])
+
+    @property
+    def status(self) -> str:
+        if self.state.finished:
+            return "finished"
+        return "waiting" if self.open_seats else "active"
 
 
-def _event_json(ev: Event, version: int, move: str | None = None, mover: int | None = None) -> str:
+#: events the service writes itself (issue 11), not produced by an engine move: a replay skips them
+SERVICE_EVENTS = frozenset({"join", "start", "timeout", "rematch"})
+
+
+def _event_json(ev: Event, version: int, move: str | None = None, mover: int | None = None,
+                service: bool = False) -> str:
     # JSON turns the int seat keys of ``secret`` into strings; readers look them up as strings.
     stored: dict[str, Any] = {"version": version, "type": ev["type"], "seat": ev["seat"], "data": ev["data"],
                               "secret": ev["secret"]}
@@ -183,6 +270,8 @@ def _event_json(ev: Event, version: int, move: str | None = None, mover: int | N
         # the move that produced the event (it may name face-down tiles: only the replay shows it)
         stored["move"] = move
         stored["mover"] = mover
+    if service:
+        stored["service"] = True
     return json.dumps(stored, separators=(",", ":"))
 
 
@@ -223,14 +312,15 @@ class Store:
         self.ttl = int(ttl_seconds)
         self._commit = conn.register_script(COMMIT_LUA)
         self._set_ai_job = conn.register_script(SET_AI_JOB_LUA)
+        self._touch = conn.register_script(TOUCH_LUA)
 
     # ---- create, read, delete
 
     def create(self, game_id: str, doc: Mapping[str, Any], tokens: Mapping[str, str],
                events: Iterable[Event] = ()) -> Game:
         state = load_state(doc["state"])
-        ai_job = play_job_id(game_id, 0) if state.to_move is not None and \
-            doc["seats"][state.to_move]["kind"] == "ai" else ""
+        game = Game(game_id, 0, dict(doc), dict(tokens), None, state)
+        ai_job = play_job_id(game_id, 0) if game.ai_to_move else ""
         pipe = self.conn.pipeline(transaction=True)
         evs = [_event_json(e, 0) for e in events]
         fields: dict[Any, str | int] = {"version": 0, "doc": json.dumps(doc, separators=(",", ":")), "tokens": json.dumps(dict(tokens)),
@@ -242,13 +332,15 @@ class Store:
         for key in keys_of(game_id):
             pipe.expire(key, self.ttl)
         pipe.execute()
-        last = (len(evs), json.loads(evs[-1])) if evs else None
-        return Game(game_id, 0, dict(doc), dict(tokens), ai_job or None, state, last)
+        game.ai_job = ai_job or None
+        game.last_event = (len(evs), json.loads(evs[-1])) if evs else None
+        self.sync_lobby(game)
+        return game
 
     def get(self, game_id: str) -> Game:
         # the client is made without decode_responses, so every value is bytes or None
-        version, raw, tokens, ai_job, last, count = cast(list[bytes | None], self.conn.hmget(
-            game_key(game_id), ["version", "doc", "tokens", "ai_job", "last", "events"]))
+        version, raw, tokens, ai_job, last, count, seen = cast(list[bytes | None], self.conn.hmget(
+            game_key(game_id), ["version", "doc", "tokens", "ai_job", "last", "events", "seen"]))
         if version is None or raw is None:
             raise GameNotFound(game_id)
         parsed = _PARSED.get(game_id, raw)
@@ -258,8 +350,13 @@ class Store:
             _PARSED.put(game_id, raw, doc, state)
         else:
             doc, state = parsed
-        return Game(game_id, int(version), doc, json.loads(tokens or b"{}"), ai_job.decode() if ai_job else None,
-                    state, (int(count or 0), json.loads(last)) if last else None)
+        token_map: dict[str, str] = json.loads(tokens or b"{}")
+        for i, meta in enumerate(doc["seats"]):
+            if meta.get("token_sha256"):
+                token_map[str(i)] = meta["token_sha256"]
+        return Game(game_id, int(version), doc, token_map, ai_job.decode() if ai_job else None,
+                    state, (int(count or 0), json.loads(last)) if last else None,
+                    {k: int(v) for k, v in json.loads(seen).items()} if seen else {})
 
     def version(self, game_id: str) -> int | None:
         v = self.conn.hget(game_key(game_id), "version")
@@ -268,8 +365,11 @@ class Store:
     def delete(self, game_id: str) -> list[str]:
         """Remove every key of the game; returns the ids of its RQ jobs (the caller removes those)."""
         job_ids = sorted(j.decode() for j in cast(set[bytes], self.conn.smembers(jobs_key(game_id))))
+        rules = self.conn.hget(game_key(game_id), "doc")
         self.conn.delete(*keys_of(game_id), rate_key(game_id))
         self.conn.publish(live_channel(game_id), "deleted")  # open streams of the game end now
+        if rules is not None:
+            self._unlist(game_id, json.loads(rules)["rules"])
         return job_ids
 
     def count_suggestion(self, game_id: str, seat: int, now: float) -> tuple[int, int]:
@@ -314,6 +414,8 @@ class Store:
                 return game, False
             raise VersionConflict(expected_version, game.version)
         state = game.state
+        if game.waiting:
+            raise NotStarted(game.open_seats)
         if state.to_move != seat:
             if expected_version is None and self._is_retry(game, seat, spec):
                 return game, False
@@ -324,28 +426,119 @@ class Store:
             if expected_version is None and self._is_retry(game, seat, spec):
                 return game, False
             raise
+        now = now_ms()
+        if clock.expired(game.doc, seat, now):
+            raise TimeUp(seat, game.version)
         state = state.clone()  # the read state may be shared through the parse cache
         events = state.play(move)
-        new_version = game.version + 1
         doc = dict(game.doc)
-        doc["state"] = state.to_dict()
         # only the canonical move id is kept, never what the client sent (issue 16: a move object's extra
         # bytes must not live as long as the game)
         doc["last_move"] = {"seat": seat, "move": move.id, "version": game.version}
-        nxt = state.to_move
-        ai_job = play_job_id(game_id, new_version) if game.is_ai(nxt) else ""
-        logged = [_event_json(e, new_version, move.id, seat) for e in events]
+        clock.after_move(doc, seat, state, now)
+        return self.commit(game, doc, state, events, move=move.id, mover=seat), True
+
+    def commit(self, game: Game, doc: dict[str, Any], state: State, events: Iterable[Event], *,
+               move: str | None = None, mover: int | None = None) -> Game:
+        """Store ``doc`` with ``state`` as the next version of ``game`` and append ``events``, by the
+        compare-and-set of :data:`COMMIT_LUA` on ``game.version`` -- the one way every change of a game
+        (moves, joins, resignations, timeouts, rematch links) is written, so every event reaches the log.
+        The play job of the new version is recorded when an AI seat is to move.  ``move``/``mover``: the
+        engine move (or ``"resign"``) that produced the engine's events, kept for the replay; events the
+        service adds itself (:data:`SERVICE_EVENTS`) are stored with ``"service": true`` instead.  Raises
+        ``VersionConflict`` when the game moved on meanwhile, ``GameNotFound`` when it is gone."""
+        game_id = game.id
+        new_version = game.version + 1
+        doc["state"] = state.to_dict()
+        tokens = dict(game.tokens)
+        for i, meta in enumerate(doc["seats"]):
+            if meta.get("token_sha256"):
+                tokens[str(i)] = meta["token_sha256"]
+        after = Game(game_id, new_version, doc, tokens, None, state, game.last_event, game.seen)
+        ai_job = play_job_id(game_id, new_version) if after.ai_to_move else ""
+        logged = [_event_json(e, new_version, service=True) if e["type"] in SERVICE_EVENTS
+                  else _event_json(e, new_version, move, mover) for e in events]
         raw = json.dumps(doc, separators=(",", ":"))
         ok, current = self._commit(keys=keys_of(game_id), args=[game.version, raw, self.ttl, ai_job, *logged])
         if not ok:
             if current == -1:
                 raise GameNotFound(game_id)
-            raise VersionConflict(expected_version if expected_version is not None else game.version, current)
+            raise VersionConflict(game.version, current)
         _PARSED.put(game_id, raw.encode(), doc, state)
-        last = game.last_event
+        after.ai_job = ai_job or None
         if logged:
-            last = ((last[0] if last else 0) + len(logged), json.loads(logged[-1]))
-        return Game(game_id, new_version, doc, game.tokens, ai_job or None, state, last), True
+            last = game.last_event
+            after.last_event = ((last[0] if last else 0) + len(logged), json.loads(logged[-1]))
+        if game.open_seats or after.open_seats:
+            self.sync_lobby(after)
+        return after
+
+    # ---- presence (issue 11)
+
+    def touch(self, game_id: str, seat: int, known: int | None = None, now: int | None = None,
+              interval: float = PRESENCE_INTERVAL_SECONDS) -> int | None:
+        """Record that ``seat`` was seen now (an authenticated request, an open stream).  Throttled: nothing
+        is written when the seat was seen less than ``interval`` seconds ago -- ``known`` is the time the
+        caller has just read (then not even a round trip is made).  Returns the time written, or None."""
+        now = now_ms() if now is None else now
+        window = int(interval * 1000)
+        if known is not None and now - known < window:
+            return None
+        return now if self._touch(keys=[game_key(game_id)], args=[str(seat), now, window]) else None
+
+    # ---- lobby (issue 11)
+
+    def sync_lobby(self, game: Game) -> None:
+        """List ``game`` in the lobby while it has an open seat and is not over; unlist it otherwise."""
+        rules = game.doc["rules"]
+        if game.joinable:
+            score = now_ms() + self.ttl * 1000
+            pipe = self.conn.pipeline(transaction=False)
+            pipe.zadd(lobby_key(), {game.id: score})
+            pipe.zadd(lobby_key(rules), {game.id: score})
+            pipe.execute()
+        else:
+            self._unlist(game.id, rules)
+
+    def _unlist(self, game_id: str, *rules: str) -> None:
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.zrem(lobby_key(), game_id)
+        for r in rules:
+            pipe.zrem(lobby_key(r), game_id)
+        pipe.execute()
+
+    def lobby(self, rules: str | None, limit: int, cursor: tuple[int, str] | None = None
+              ) -> tuple[list[Game], tuple[int, str] | None]:
+        """Up to ``limit`` joinable games, most recently active first, after ``cursor`` (the ``(score,
+        id)`` of the last game of the previous page); and the cursor of the next page (None at the end).
+        Entries of games that expired, were deleted or filled meanwhile are dropped from the index."""
+        key = lobby_key(rules)
+        now = now_ms()
+        self.conn.zremrangebyscore(key, "-inf", now)
+        found: list[Game] = []
+        cur = cursor
+        while len(found) < limit:
+            top: int | str = "+inf" if cur is None else cur[0]
+            rows = [(m.decode(), int(sc)) for m, sc in cast(list[tuple[bytes, float]], self.conn.zrevrangebyscore(
+                key, top, now, start=0, num=2 * limit + 8, withscores=True))]
+            if cur is not None:
+                last = cur
+                rows = [(m, sc) for m, sc in rows if sc < last[0] or m < last[1]]
+            if not rows:
+                return found, None
+            for member, score in rows:
+                cur = (score, member)
+                try:
+                    game: Game | None = self.get(member)
+                except GameNotFound:
+                    game = None
+                if game is None or not game.joinable:
+                    self._unlist(member, *(engine.RULES if game is None else [game.doc["rules"]]))
+                    continue
+                found.append(game)
+                if len(found) == limit:
+                    break
+        return found, cur
 
     @staticmethod
     def _is_retry(game: Game, seat: int, spec: str | Mapping[str, Any]) -> bool:

@@ -16,7 +16,8 @@ PROBLEM = "application/problem+json"
 
 
 def _snapshot(conn, game_id: str) -> tuple:
-    return (conn.hgetall(store_module.game_key(game_id)), conn.lrange(store_module.events_key(game_id), 0, -1),
+    # ``seen`` (presence) is written by every successful authenticated request, reads included (issue 11)
+    return ({k: v for k, v in conn.hgetall(store_module.game_key(game_id)).items() if k != b"seen"}, conn.lrange(store_module.events_key(game_id), 0, -1),
             conn.smembers(store_module.jobs_key(game_id)), conn.llen("rq:queue:suggest"))
 
 

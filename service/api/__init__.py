@@ -1,6 +1,12 @@
 """The blueprints of the API (shared/API.md), one per resource, and what they share: reading a JSON body,
 finding the caller's seat from its token, and the per-viewer projections of a stored game (view, moves,
 events) that never contain a tile the viewer may not see.
+
+Presence (issue 11): every request authenticated by a seat token records that the seat was seen
+(``Store.touch``, at most once per ``PRESENCE_INTERVAL_SECONDS`` per seat, judged from the time the request
+has just read, so a poll in between writes nothing); every view shows ``last_seen_ms`` of each human seat.
+A presence update does not change the game's version or ``ETag``: a 304 may stand for a view whose
+``last_seen_ms`` has since moved on.
 """
 
 from __future__ import annotations
@@ -9,11 +15,12 @@ import json
 from typing import Any
 
 import redis
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 
 from service import auth
+from service.live import clock
 from service.problems import Problem
-from service.store import Game, GameNotFound, Store, play_job_id
+from service.store import Game, GameNotFound, Store, now_ms, play_job_id
 
 JSON_TYPES = ("application/json",)
 
@@ -29,8 +36,6 @@ def store() -> Store:
 
 
 def request_id() -> str | None:
-    from flask import g
-
     return getattr(g, "request_id", None)
 
 
@@ -72,7 +77,22 @@ def caller(game: Game, *, required: bool = False, admin: bool = False) -> int | 
         raise auth.unauthorized("unknown token")
     if who == auth.ADMIN:
         return auth.ADMIN
-    return int(who)
+    seat = int(who)
+    now, known = now_ms(), game.seen.get(who)
+    if known is None or now - known >= current_app.config["PRESENCE_INTERVAL_SECONDS"] * 1000:
+        # written once the request has succeeded (_record_presence): a refused request changes nothing
+        g.presence = (game.id, seat, known, now)
+        game.seen[who] = now
+    return seat
+
+
+def _record_presence(resp: Response) -> Response:
+    pending = getattr(g, "presence", None)
+    if pending is not None and resp.status_code < 400:
+        game_id, seat, known, now = pending
+        store().touch(game_id, seat, known=known, now=now,
+                      interval=current_app.config["PRESENCE_INTERVAL_SECONDS"])
+    return resp
 
 
 def seat_of(game: Game) -> int:
@@ -128,25 +148,41 @@ def with_etag(resp: Response, game: Game) -> Response:
 STANDARD_VIEW_KEYS = ("rules", "players", "to_move", "finished", "you", "hand", "seats", "table", "result")
 
 
+def join_url(game_id: str, seat: int) -> str:
+    return f"/v1/games/{game_id}/seats/{seat}/join"
+
+
 def game_view(game: Game, seat: int | None, last: tuple[int, dict[str, Any]] | None) -> dict[str, Any]:
-    """The caller's view (shared/API.md "The view"): the engine's ``view(seat)`` plus the service's fields."""
+    """The caller's view (shared/API.md "The view"): the engine's ``view(seat)`` plus the service's fields:
+    ``status`` (``waiting`` until every seat is taken), per seat its ``last_seen_ms``, ``clock_ms`` and, for
+    an open seat, its ``join`` URL; the ``clock``; the ``rematch_of``/``rematch`` links (issue 11)."""
     state = game.state
     v = state.view(seat)
+    clock_view, remaining = clock.view(game.doc, now_ms())
+    open_seats = game.open_seats
     seats = []
     for s, public in enumerate(v["seats"]):
         meta = game.doc["seats"][s]
         seats.append({**public, "seat": s, "name": meta.get("name") or f"seat {s}", "kind": meta["kind"],
-                      "engine": meta.get("engine")})
+                      "engine": meta.get("engine"), "joined": bool(meta.get("joined")),
+                      "last_seen_ms": None if meta["kind"] == "ai" else game.seen.get(str(s)),
+                      "clock_ms": remaining[s], "taken": s not in open_seats,
+                      "join": join_url(game.id, s) if meta["kind"] == "open" else None})
+    status = game.status
     to_move = state.to_move
-    pending = to_move is not None and game.is_ai(to_move)
+    pending = game.ai_to_move
+    active = status == "active"
     out: dict[str, Any] = {
         "id": game.id, "rules": game.doc["rules"], "options": game.doc["options"], "version": game.version,
-        "status": "finished" if to_move is None else "active", "to_move": to_move, "you": seat,
+        "status": status, "to_move": to_move, "you": seat,
         "seats": seats, "table": v["table"], "hand": v["hand"],
-        "legal_moves": [m.to_dict() for m in state.legal_moves()] if seat is not None and seat == to_move else [],
+        "legal_moves": [m.to_dict() for m in state.legal_moves()]
+        if active and seat is not None and seat == to_move else [],
         "last_event": None if last is None else event_for(last[0], last[1], seat),
         "ai": {"pending": pending, "job": game.ai_job if pending else None},
         "result": v.get("result") if to_move is None else None,
+        "clock": clock_view,
+        "rematch_of": game.doc.get("rematch_of"), "rematch": game.doc.get("rematch"),
     }
     for k, val in v.items():
         if k not in STANDARD_VIEW_KEYS and k not in out:
@@ -155,7 +191,8 @@ def game_view(game: Game, seat: int | None, last: tuple[int, dict[str, Any]] | N
 
 
 def register(app: Flask) -> None:
-    from service.api import engines, games, jobs, replays, rules, streams
+    from service.api import engines, games, jobs, lobby, replays, rules, seats, streams
 
-    for module in (rules, engines, games, jobs, replays, streams):
+    for module in (rules, engines, games, lobby, seats, jobs, replays, streams):
         app.register_blueprint(module.bp)
+    app.after_request(_record_presence)

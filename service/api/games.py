@@ -18,6 +18,7 @@ from service.api import (
     conn,
     event_for,
     game_view,
+    join_url,
     json_body,
     not_modified,
     request_id,
@@ -28,8 +29,9 @@ from service.api import (
 )
 from service.api import engines as engines_api
 from service.api.jobs import job_json
+from service.live import clock as live_clock
 from service.problems import Problem, from_exception, invalid
-from service.store import Game, NotYourTurn, VersionConflict, new_game_id
+from service.store import Game, NotStarted, NotYourTurn, TimeUp, VersionConflict, new_game_id, now_ms
 
 bp = Blueprint("games", __name__, url_prefix="/v1/games")
 
@@ -62,12 +64,17 @@ def create_game() -> ResponseReturnValue:
     hashes = {k: auth.token_hash(t) for k, t in tokens.items()}
     hashes[auth.ADMIN] = auth.token_hash(admin)
     doc = {"id": game_id, "rules": rs.id, "options": state.options, "players": len(seats), "seed": seed,
-           "seats": seats, "state": state.to_dict(), "last_move": None}
+           "seats": seats, "state": state.to_dict(), "last_move": None, "clock": data["clock"],
+           "clocks": live_clock.initial(data["clock"], seats), "rematch_of": None, "rematch": None}
+    # a game with no open seat starts now: the first seat's clock (if it has one) runs from its creation
+    live_clock.restart(doc, state.to_move, now_ms(), all(s["kind"] != "open" for s in seats))
     game = store().create(game_id, doc, hashes)
     jobs.record_game(conn(), "created")
     jobs.schedule_play(conn(), game, request_id=request_id(), cfg=current_app.config)
+    live_clock.schedule(conn(), game, current_app.config)
     body = {"game": game_view(game, None, None), "admin_token": admin,
-            "seats": [{"seat": int(k), "token": t} for k, t in sorted(tokens.items(), key=lambda kv: int(kv[0]))]}
+            "seats": [{"seat": int(k), "token": t} for k, t in sorted(tokens.items(), key=lambda kv: int(kv[0]))],
+            "join": [{"seat": i, "url": join_url(game_id, i), "code": game_id} for i in game.open_seats]}
     resp = jsonify(body)
     resp.status_code = 201
     resp.headers["Location"] = f"/v1/games/{game_id}"
@@ -107,7 +114,8 @@ def list_moves(game_id: str) -> ResponseReturnValue:
     if cached is not None:
         return cached
     state = game.state
-    moves = [m.to_dict() for m in state.legal_moves()] if seat is not None and seat == state.to_move else []
+    moves = [m.to_dict() for m in state.legal_moves()] \
+        if seat is not None and seat == state.to_move and not game.waiting else []
     return with_etag(jsonify(moves), game)
 
 
@@ -119,11 +127,18 @@ def post_move(game_id: str) -> ResponseReturnValue:
     if isinstance(data["move"], dict):
         # unknown fields are a 422 before anything else, retries included (issue 16)
         game.state.check_move_fields(data["move"])
-    after, applied = store().apply_move(game_id, seat, data["move"], data.get("version"), game)
+    try:
+        after, applied = store().apply_move(game_id, seat, data["move"], data.get("version"), game)
+    except TimeUp as e:
+        # the flag fell before the scheduled timeout ran: carry it out now, then refuse the move
+        done = live_clock.run_timeout(store(), game_id, e.version, current_app.config)
+        raise Problem(409, str(e), slug="time-up", title="Out of time",
+                      extra={"version": done["version"] if done["version"] is not None else e.version}) from None
     if applied:
         if after.state.finished:
             jobs.record_game(conn(), "finished")
         jobs.schedule_play(conn(), after, request_id=request_id(), cfg=current_app.config)
+        live_clock.schedule(conn(), after, current_app.config)
     return with_etag(jsonify(game_view(after, seat, after.last_event)), after)
 
 
@@ -152,6 +167,8 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
         raise invalid({"workers": [f"at most {max_workers} on this server (its cap), not {data['workers']}"]})
     if "version" in data and data["version"] != game.version:
         raise VersionConflict(data["version"], game.version)
+    if game.waiting:
+        raise NotStarted(game.open_seats)
     if game.state.to_move != seat:
         raise NotYourTurn(seat, game.state.to_move)
     count, retry = store().count_suggestion(game_id, seat, time.time())

@@ -40,7 +40,7 @@ def replay_of(game_id: str) -> dict[str, Any]:
     moves: list[dict[str, Any]] = []
     for n, ev in store().events(game_id):
         events.append({"n": n, "version": ev["version"], "type": ev["type"], "seat": ev["seat"],
-                       "data": ev["data"], "secret": ev["secret"]})
+                       "data": ev["data"], "secret": ev["secret"], **({"service": True} if ev.get("service") else {})})
         move = ev.get("move")
         if move is not None and (not moves or moves[-1]["version"] != ev["version"]):
             moves.append({"version": ev["version"], "seat": ev.get("mover"), "move": move})

@@ -5,4 +5,10 @@
   of event (moves, and the clock's, lobby's and resignation's events) reaches open streams with no extra work.
 * ``tickets``: short-lived, single-game stream tickets for browsers, whose ``EventSource`` cannot send an
   ``Authorization`` header.
+* ``clock``: per-game Fischer clocks of the human seats and their timeouts, driven by RQ's scheduler
+  (``queue.enqueue_at``; workers run with the scheduler), never by a polling thread.  Its ``timeout``
+  events, like the lobby's ``join``/``start`` and a resignation's events, go through the same commit.
+
+Presence: an open stream of a seat counts as that seat being seen; ``Store.touch(game_id, seat)`` is the
+hook (throttled, it writes at most once per ``PRESENCE_INTERVAL_SECONDS`` per seat).
 """
