@@ -15,6 +15,7 @@ may take a seat.  Joining a finished game is 409 ``game-over``.  No body, or ``{
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
@@ -29,6 +30,8 @@ from service.store import VersionConflict, now_ms
 
 bp = Blueprint("seats", __name__, url_prefix="/v1/games/<game_id>/seats")
 
+#: a seat number in a path: 0 to 15 (``schemas.MAX_SEATS`` - 1), no sign, no leading zero
+SEAT_NO = re.compile(r"[0-9]|1[0-5]")
 #: compare-and-set rounds a join tries before giving up (each lost round means another change landed)
 MAX_ATTEMPTS = 64
 
@@ -40,8 +43,11 @@ def optional_body() -> Any:
     return json_body()
 
 
-@bp.post("/<int(max=15):seat>/join")
-def join(game_id: str, seat: int) -> ResponseReturnValue:
+@bp.post("/<seat_no>/join")
+def join(game_id: str, seat_no: str) -> ResponseReturnValue:
+    if not SEAT_NO.fullmatch(seat_no):
+        raise Problem(404, f"no seat {seat_no!r} (seats are numbered 0 to {schemas.MAX_SEATS - 1})")
+    seat = int(seat_no)
     data = schemas.load(schemas.JOIN, optional_body())
     for _ in range(MAX_ATTEMPTS):
         game = store().get(game_id)
