@@ -76,18 +76,21 @@ DEFAULT_UCT_C = 0.7
 
 
 #: collector thresholds for processes that search (young, middle, old generation); see ``settle_gc``
-GC_THRESHOLDS = (10_000, 20, 100)
+GC_THRESHOLDS = (1_000, 10, 1_000)
 
 
 def settle_gc() -> None:
-    """Garbage-collector settings for a process that runs searches (the RQ worker, the benchmarks): collect
-    once, ``gc.freeze()`` what exists by then (the imported modules and the engines' tables, which the
-    collector would otherwise rescan on every full collection) and raise the thresholds.  The collector
-    counts surviving container objects: the search tree holds none (``Tree``), but the engines' bounded
-    move caches (Tien Gow's up to 200,000 lists) do, and with the default thresholds they set off a full
-    collection every few thousand entries, each rescanning every cache (issue 17: 24 pauses of up to
-    260 ms in 12 s of search).  With these thresholds a full collection needs 20 million net surviving
-    allocations, so none lands in a search; young collections still free short-lived cycles as before."""
+    """Garbage-collector settings for a process that runs searches (the RQ worker, the arena's processes,
+    the benchmarks): collect once, ``gc.freeze()`` what exists by then (the imported modules and the
+    engines' tables, which the collector would otherwise rescan on every full collection) and raise the
+    old-generation threshold.  The collector counts surviving container objects: the search tree holds
+    none (``Tree``), but the engines' bounded move caches (Tien Gow's up to 200,000 lists) do, and with the
+    default thresholds they set off a full collection every few thousand entries, each rescanning every
+    cache (issue 17: 24 pauses of up to 260 ms in 12 s of search).  With these thresholds a full
+    collection needs about 10 million net surviving allocations, so none lands in a search; the young and
+    middle generations keep near-default sizes, so their collections stay short and still free short-lived
+    cycles as before.  What the settled process gives up: cyclic garbage that has reached the old
+    generation waits longer to be freed (``tilehouse bench ai --rss`` measures a worker's memory)."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
