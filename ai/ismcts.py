@@ -65,7 +65,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ai import Decision, Engine, Param
 from ai.greedy import heuristic
@@ -120,13 +120,16 @@ class Tree:
 
 
 Policy = Callable[[State, random.Random], Move]
+Rollout = Callable[[State, random.Random], None]
 
 
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
-           policy: Policy | None, rng: random.Random) -> tuple[Tree, int, float, float, float]:
+           policy: Policy | None, rng: random.Random,
+           rollout: Rollout | None = None) -> tuple[Tree, int, float, float, float]:
     """Run SO-ISMCTS from ``root`` for ``seat``; returns ``(tree, iterations done, elapsed seconds, lo,
     hi)`` where ``lo``/``hi`` are the reward bounds of the min-max scaling.  ``policy`` is the playout
-    policy (``None``: uniformly random)."""
+    policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
+    in one call (the heuristics' fast path, with the same moves and draws)."""
     tree = Tree()
     kids = tree.kids
     visits = tree.visits
@@ -134,11 +137,15 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     total = tree.total
     log = math.log
     sqrt = math.sqrt
+    inf = math.inf
     clock = time.perf_counter
-    choice = rng.choice
+    # ``rng.choice(seq)`` spelled out (``seq[_randbelow(len(seq))]`` with the same draws from
+    # ``getrandbits``): the search and the random playout make one per move, and two Python calls fewer
+    # each are a measurable share of an iteration (issue 14)
+    getrandbits = rng.getrandbits
     determinize = root.determinize
-    lo = math.inf
-    hi = -math.inf
+    lo = inf
+    hi = -inf
     t0 = clock()
     deadline = t0 + time_ms / 1000.0
     done = 0
@@ -146,6 +153,8 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
         if done and clock() >= deadline:
             break
         world = determinize(seat, rng)
+        # nothing after the deal counts: the world need not deal the next one
+        world.halt_at_deal_end = True
         deal = world.deals_done
         base = world.running_payoffs()
         # the exploitation term scaled with the current bounds; -lo/(hi-lo) is the same for every sibling
@@ -161,41 +170,57 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             moves = world.legal_moves()
             children = kids[node]
             keys = world.observed_keys(moves, seat)
-            # one pass: count availability, note untried keys, and score the tried ones while none is
-            # untried (an untried key means expansion, and then scores are not needed)
-            untried: list[int] = []
-            best = -1
-            best_key = 0
-            best_value = -math.inf
-            for k in dict.fromkeys(keys) if player != seat else keys:
-                c = children.get(k)
-                if c is None:
-                    untried.append(k)
-                    continue
-                a = avail[c] + 1
-                avail[c] = a
-                if not untried:
+            # the distinct keys in order: a key that several moves share (another seat's face-down
+            # discard) is one child, counted once
+            shared = False
+            if player != seat:
+                distinct = dict.fromkeys(keys)
+                if len(distinct) < len(keys):
+                    shared = True
+                    keys = list(distinct)
+            # the children of this visit's keys (None: untried), looked up in C
+            cs = list(map(children.get, keys))
+            if None in cs:
+                # expansion: count availability of the tried keys, add one untried key at random
+                untried = [i for i, c in enumerate(cs) if c is None]
+                if len(untried) < len(cs):
+                    for c in cs:
+                        if c is not None:
+                            avail[c] += 1
+                n = len(untried)
+                b = n.bit_length()
+                r = getrandbits(b)
+                while r >= n:
+                    r = getrandbits(b)
+                best_i = untried[r]
+                best = len(visits)
+                children[keys[best_i]] = best
+                kids.append({})
+                visits.append(0)
+                avail.append(1)
+                total.append(0.0)
+                expanded = True
+            else:
+                # selection: UCB with availability counts; the first of equal values wins
+                best = -1
+                best_value = -inf
+                for c in cast("list[int]", cs):
+                    a = avail[c] + 1
+                    avail[c] = a
                     n = visits[c]
                     value = total[c] / n * inv + uct_c * sqrt(log(a) / n)
                     if value > best_value:
                         best_value = value
                         best = c
-                        best_key = k
-            if untried:
-                best_key = choice(untried)
-                best = len(visits)
-                children[best_key] = best
-                kids.append({})
-                visits.append(0)
-                avail.append(1)
-                total.append(0.0)
+                best_i = cs.index(best)
+                expanded = False
             path.append((best, player))
-            if player == seat:
-                move = moves[keys.index(best_key)]
+            if shared:
+                world.apply(_with_observation(world, seat, moves, world.observed_keys(moves, seat), keys[best_i],
+                                              policy, rng))
             else:
-                move = _with_observation(world, seat, moves, keys, best_key, policy, rng)
-            world.apply(move)
-            if untried:
+                world.apply(moves[best_i])
+            if expanded:
                 break
             node = best
         # --- playout to the end of the deal
@@ -204,7 +229,15 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
         if policy is None:
             legal = world.legal_moves
             while world.to_move is not None and world.deals_done == deal:
-                apply(choice(legal()))
+                ms = legal()
+                n = len(ms)
+                b = n.bit_length()
+                r = getrandbits(b)
+                while r >= n:
+                    r = getrandbits(b)
+                apply(ms[r])
+        elif rollout is not None:
+            rollout(world, rng)
         else:
             while world.to_move is not None and world.deals_done == deal:
                 apply(policy(world, rng))
@@ -301,9 +334,11 @@ class IsmctsEngine(Engine):
             # nothing to decide: spend no budget
             return Decision(moves[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used, "candidates": [
                 {"move": moves[0].id, "visits": 0, "mean_reward": None}]}, tuple(moves))
+        # the heuristic policy's whole-playout fast path, where the rule set has one
+        rollout = cast("Rollout | None", heuristic(state.rules.id, "rollout") if used == "heuristic" else None)
         tree, done, elapsed, lo, hi = search(
             state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
-            policy=policy, rng=rng)
+            policy=policy, rng=rng, rollout=rollout)
         candidates = root_statistics(tree, moves, lo, hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)

@@ -59,9 +59,13 @@ class Move:
         self.extra = dict(extra) if extra else {}
         #: rule-set private payload for the fast path (ints, tuples); never serialized
         self.code = code
-        self.key = hash(id)
-        self.seen = id if seen is None else seen
-        self.seen_key = hash(self.seen)
+        key = self.key = hash(id)
+        if seen is None:
+            self.seen = id
+            self.seen_key = key
+        else:
+            self.seen = seen
+            self.seen_key = hash(seen)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "action": self.action, "tiles": list(self.tiles), **self.extra}
@@ -246,6 +250,12 @@ class State(ABC):
     #: every key a move object of this rule set may hold (the keys of its moves' ``to_dict()``); a move object
     #: with any other key is ``InvalidMove`` (issue 16: nothing unknown is accepted, so nothing unknown is kept)
     move_fields: ClassVar[frozenset[str]] = frozenset({"id", "action", "tiles"})
+
+    #: Set by a search on its own sampled copy (issue 14): when the current deal ends, the state stops
+    #: there (``to_move`` is ``None``, ``deals_done`` and ``running_payoffs`` count the deal) instead of
+    #: dealing the next one, which the search never looks at; on the fast path (``apply``, no event log)
+    #: a rule set may also skip the deal's summary for ``result()``.  Never set on a real match.
+    halt_at_deal_end: bool = False
 
     players: int
     seed: int
@@ -448,6 +458,33 @@ class State(ABC):
     def result(self) -> dict[str, Any]:
         """``{"reason": str | None (None while running), "scores": [...], "payoffs": [...],
         "ranking": [seats best first], "deals": [one summary per finished deal]}``."""
+
+
+# --------------------------------------------------------------------------- chance on the search path
+
+def below(rng: random.Random, n: int) -> int:
+    """``rng.randrange(n)`` (``n > 0``), drawing exactly what it draws (``_randbelow``: ``getrandbits`` of
+    ``n``'s bit length until below ``n``) in one Python call instead of two or three: the search draws
+    once or more per move (issue 14).  Same generator state in, same value and state out."""
+    getrandbits = rng.getrandbits
+    k = n.bit_length()
+    r = getrandbits(k)
+    while r >= n:
+        r = getrandbits(k)
+    return r
+
+
+def shuffle(x: list[Any], rng: random.Random) -> None:
+    """``rng.shuffle(x)`` with the same draws and the same result, without a Python call per element
+    (every search iteration shuffles the unseen tiles)."""
+    getrandbits = rng.getrandbits
+    for i in range(len(x) - 1, 0, -1):
+        n = i + 1
+        k = n.bit_length()
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        x[i], x[j] = x[j], x[i]
 
 
 def perft(state: State, depth: int) -> int:

@@ -70,6 +70,7 @@ from engine.game import (
     mean_centered,
     ranking_from,
     register,
+    shuffle,
 )
 from engine.tiles import D_HI, D_LO, D_NAME, D_OTHER, D_PIPS, NUM_DOMINOES, domino, parse_domino
 
@@ -520,7 +521,7 @@ class KozelState(State):
         raise InvalidMove(f"{move_id!r} is not a Kozel move (play:6-3@left, play:6-6, doubles:5-5+3-3, "
                           "draw, pass)")
 
-    def _apply(self, move: Move, log: list[Event] | None) -> None:
+    def _apply(self, move: Move, log: list[Event] | None = None) -> None:
         code = move.code
         s = self.turn
         if 0 <= code < DOUBLES_BASE:
@@ -577,6 +578,9 @@ class KozelState(State):
             if log is not None:
                 log.append(event("pass", s))
             self.turn = self.next[s]
+
+    #: ``apply`` is ``_apply`` itself (``log`` defaults to ``None``): the search path saves a call per move
+    apply = _apply
 
     def _after_play(self, s: Seat, hand: Mask, log: list[Event] | None) -> None:
         if not hand:
@@ -654,6 +658,12 @@ class KozelState(State):
             else:
                 best = min(values)
                 winner = self._first_in_turn_order([s for s in range(n) if values[s] == best])
+        if self.halt_at_deal_end and log is None:
+            # a search's sample: the totals are all it reads; no summary, no next round
+            self.winner = winner
+            self.round += 1
+            self.turn = -1
+            return
         summary = {"round": self.round + 1, "reason": reason, "out": self.last_player if reason == OUT else None,
                    "winner": winner if winner >= 0 else None, "hands": list(hands), "points": values,
                    "side_points": side_values, "recorded": recorded, "totals": self.totals[:],
@@ -670,6 +680,9 @@ class KozelState(State):
                 res = self.result()
                 log.append(event("match_end", None, reason=res["reason"], scores=res["scores"],
                                  goats=res["goats"], ranking=res["ranking"]))
+            return
+        if self.halt_at_deal_end:
+            self.turn = -1
             return
         self._deal_round(log)
 
@@ -782,7 +795,7 @@ class KozelState(State):
             fixed_seat = self.opener
             unseen &= ~(1 << self.lead)
         pool = tiles_of(unseen)
-        rng.shuffle(pool)
+        shuffle(pool, rng)
         owners: list[Seat] = []
         masks: list[Mask] = []
         for p in range(n):

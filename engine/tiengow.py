@@ -58,7 +58,7 @@ from itertools import combinations
 from typing import Any
 
 from engine.exceptions import BadOptions, BadState
-from engine.game import Event, Move, Option, RuleSet, Seat, State, event, ranking_from, register
+from engine.game import Event, Move, Option, RuleSet, Seat, State, event, ranking_from, register, shuffle
 from engine.tiles import (
     BIG_SIX,
     CF_CIVIL,
@@ -550,7 +550,7 @@ class TienGowState(State):
         # a copy: callers may sort or shuffle the list without corrupting the shared cache
         return moves[:]
 
-    def _apply(self, move: Move, log: list[Event] | None) -> None:
+    def _apply(self, move: Move, log: list[Event] | None = None) -> None:
         up, faces, gtype, rank, sit = move.code
         s = self._turn
         hand = self.hands[s]
@@ -588,6 +588,9 @@ class TienGowState(State):
             self._end_trick(log)
         else:
             self._turn = (s + 1) % PLAYERS
+
+    #: ``apply`` is ``_apply`` itself (``log`` defaults to ``None``): the search path saves a call per move
+    apply = _apply
 
     def _end_trick(self, log: list[Event] | None) -> None:
         w = self._high_seat
@@ -679,6 +682,13 @@ class TienGowState(State):
         return [f for _s, up, f in plays if up][-1]
 
     def _end_deal(self, w: int, log: list[Event] | None) -> None:
+        if self.halt_at_deal_end and log is None:
+            # a search's sample: the payments are all it reads; no summary, no next deal
+            self._pay(self.settlement()[0], None)
+            self.streak = self.streak + 1 if w == self.banker else 0
+            self.deal_no += 1
+            self._turn = -1
+            return
         before = self.points[:]
         immediate = [_payment_dict(p) for p in self.payments]
         final, mult, capture = self.settlement()
@@ -703,6 +713,9 @@ class TienGowState(State):
             self._turn = -1
             if log is not None:
                 log.append(event("match_end", None, points=list(self.points)))
+            return
+        if self.halt_at_deal_end:
+            self._turn = -1
             return
         self._deal(w)
         if log is not None:
@@ -777,7 +790,7 @@ class TienGowState(State):
                 hidden = True
         # in face order, as sorted ids: the canonical order the shuffle starts from
         unseen = [f for f in FACES for _ in _RANGES[counts[f]]]
-        rng.shuffle(unseen)
+        shuffle(unseen, rng)
         w = self.clone()
         hands = w.hands
         pos = 0

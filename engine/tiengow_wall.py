@@ -69,6 +69,7 @@ from engine.game import (
     mean_centered,
     ranking_from,
     register,
+    shuffle,
 )
 from engine.tiles import (
     CF_CIVIL,
@@ -677,7 +678,7 @@ class TienGowWallState(State):
             return self.find_move("place:" + "+".join(f"{t}>{c}" for t, c in zip(tiles, cols, strict=True)))
         return super()._match_object(spec, legal)
 
-    def _apply(self, move: Move, log: list[Event] | None) -> None:
+    def _apply(self, move: Move, log: list[Event] | None = None) -> None:
         faces: tuple[int, ...] = move.code
         s = self.turn
         hand = self.hands[s]
@@ -717,6 +718,9 @@ class TienGowWallState(State):
         else:
             self.turn = nxt
 
+    #: ``apply`` is ``_apply`` itself (``log`` defaults to ``None``): the search path saves a call per move
+    apply = _apply
+
     def _end_round(self, log: list[Event] | None) -> None:
         n = self.players
         won = [0] * n
@@ -752,6 +756,9 @@ class TienGowWallState(State):
             self.leader = winner
             if log is not None:
                 log.append(event("match_end", None, **self.result()))
+            return
+        if self.halt_at_deal_end:
+            self.turn = -1
             return
         self._deal(winner)
         if log is not None:
@@ -818,7 +825,7 @@ class TienGowWallState(State):
     def determinize(self, seat: Seat, rng: random.Random) -> TienGowWallState:
         counts = self.unseen_counts(seat)
         pool = [f for f in range(NUM) for _ in range(counts[f])]
-        rng.shuffle(pool)
+        shuffle(pool, rng)
         world = self.clone()
         i = 0
         for p in range(self.players):

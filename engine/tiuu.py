@@ -58,7 +58,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.exceptions import BadState, InvalidMove
-from engine.game import Event, Move, Option, RuleSet, Seat, State, event, get_rules, ranking_from, register
+from engine.game import (
+    Event,
+    Move,
+    Option,
+    RuleSet,
+    Seat,
+    State,
+    event,
+    get_rules,
+    ranking_from,
+    register,
+    shuffle,
+)
 from engine.tiles import (
     BIG_SIX,
     CF_CIVIL,
@@ -464,7 +476,7 @@ class TiuUState(State):
             raise InvalidMove(f"{move_id!r}: {e}") from None
         return f"{action}:{'+'.join(names)}"
 
-    def _apply(self, move: Move, log: list[Event] | None) -> None:
+    def _apply(self, move: Move, log: list[Event] | None = None) -> None:
         kind, a, b = move.code
         seat = self.turn
         if kind == CAPTURE:
@@ -519,6 +531,9 @@ class TiuUState(State):
             if log is not None:
                 log.append(event("no_hand_play", seat))
         self._part2(log)
+
+    #: ``apply`` is ``_apply`` itself (``log`` defaults to ``None``): the search path saves a call per move
+    apply = _apply
 
     def _out_of_hand(self, seat: Seat, f: Face) -> None:
         self.hands[seat][f] -= 1
@@ -646,7 +661,9 @@ class TiuUState(State):
         self.deals.append(summary)
         if log is not None:
             log.append(event("game_end", None, **summary))
-        if len(self.deals) < self.games:
+        if len(self.deals) < self.games and self.halt_at_deal_end:
+            self.phase = OVER
+        elif len(self.deals) < self.games:
             # the winner opens the next game; among tied top scorers the first in turn order from the last opener
             nxt = next(s for s in ((self.first + k) % n for k in range(n)) if rounded[s] == top)
             self._deal(self.game + 1, nxt, log)
@@ -701,7 +718,7 @@ class TiuUState(State):
                 unseen[f] -= k[f]
             need.append(self.hsize[s] - sum(k))
         flat = [f for f in FACES for _ in range(unseen[f])]
-        rng.shuffle(flat)
+        shuffle(flat, rng)
         hidden = self._assign(flat, others, need, rng)
         for s, tiles in zip(others, hidden, strict=True):
             hand = self.known[s][:]
@@ -732,7 +749,7 @@ class TiuUState(State):
             if all(len(h) == k for h, k in zip(hands, need, strict=True)):
                 flat[:] = [f for h in hands for f in h] + rest
                 return hands
-            rng.shuffle(flat)
+            shuffle(flat, rng)
         return self._assign_by_flow(flat, caps, need, rng)
 
     @staticmethod
@@ -778,7 +795,7 @@ class TiuUState(State):
             for f in h:
                 left[f] -= 1
         rest = [f for f in FACES for _ in range(left[f])]
-        rng.shuffle(rest)
+        shuffle(rest, rng)
         flat[:] = [f for h in hands for f in h] + rest
         return hands
 

@@ -117,6 +117,23 @@ def test_random_playouts_keep_every_protocol_invariant(rules_id, players, option
             state.play("pass")
 
 
+@pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
+def test_a_state_set_to_halt_stops_at_the_end_of_the_deal_with_the_same_payoffs(rules_id, players, options):
+    # issue 14: a search's sample does not deal the next deal, and scores the finished one exactly
+    for seed in (1, 2):
+        rng = random.Random(seed)
+        state = engine.new_game(rules_id, players=players, seed=seed, options=options)
+        halted = state.clone()
+        halted.halt_at_deal_end = True
+        while halted.to_move is not None:
+            move = rng.choice(halted.legal_moves())
+            halted.apply(move)
+            state.apply(next(m for m in state.legal_moves() if m.id == move.id))
+        assert state.deals_done == halted.deals_done == 1
+        assert halted.running_payoffs() == state.running_payoffs()
+        assert halted.legal_moves() == []
+
+
 def _seen_by(state: State, move, seat: int) -> str:
     """The event ``move`` produces first (the move's own event), as ``seat`` may see it."""
     ev = state.clone().play(move.id)[0]

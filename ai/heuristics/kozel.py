@@ -16,8 +16,9 @@ Both use only what ``seat`` may know: its own hand and the public line.
 from __future__ import annotations
 
 import random
+from typing import cast
 
-from engine.game import Move, State
+from engine.game import Move, State, below
 from engine.kozel import DOUBLES_BASE, FIRST, LEFT, NUM_TILES, ZERO_ZERO, KozelState, pips
 from engine.tiles import D_HI, D_LO, D_OTHER, D_PIPS, domino
 
@@ -91,9 +92,12 @@ def greedy(state: State, seat: int, rng: random.Random) -> Move:
 
 def playout(state: State, rng: random.Random) -> Move:
     """A cheap policy for playouts: usually the heaviest tile (ties at random), sometimes any move."""
-    moves = state.legal_moves()
+    return _pick(state.legal_moves(), rng)
+
+
+def _pick(moves: list[Move], rng: random.Random) -> Move:
     if len(moves) == 1 or rng.random() < 0.2:
-        return moves[rng.randrange(len(moves))]
+        return moves[below(rng, len(moves))]
     best = -1.0
     pick: list[Move] = []
     shed = _SHED
@@ -103,4 +107,15 @@ def playout(state: State, rng: random.Random) -> Move:
             best, pick = w, [m]
         elif w == best:
             pick.append(m)
-    return pick[0] if len(pick) == 1 else pick[rng.randrange(len(pick))]
+    return pick[0] if len(pick) == 1 else pick[below(rng, len(pick))]
+
+
+def rollout(state: State, rng: random.Random) -> None:
+    """``playout`` move after move until the current round ends, in one call (issue 14: the search's fast
+    path, reading the state's fields directly); the same moves and draws as the loop of ``playout``."""
+    st = cast(KozelState, state)
+    legal = st.legal_moves
+    apply = st.apply
+    rnd = st.round
+    while st.turn >= 0 and st.round == rnd:
+        apply(_pick(legal(), rng))

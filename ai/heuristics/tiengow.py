@@ -8,6 +8,7 @@
 * ``playout(state, rng)``: a policy for ISMCTS playouts that costs barely more than a uniform choice: the
   legal move list is already ordered (beats strongest first, then discards in combination order), so it
   beats with the cheapest beat most of the time and otherwise discards the tail of the hand.
+  ``rollout(state, rng)`` plays it to the end of the deal in one call (the search's fast path).
 
 Both look only at the moves of the player to move, that player's hand and the public trick (never at other
 seats' hands or face-down discards).
@@ -16,8 +17,9 @@ seats' hands or face-down discards).
 from __future__ import annotations
 
 import random
+from typing import cast
 
-from engine.game import Move, Seat, State
+from engine.game import Move, Seat, State, below
 from engine.tiengow import TienGowState
 from engine.tiles import CF_CIVIL, CF_MILITARY_CLASS, CF_STRENGTH, FACES, Face
 
@@ -62,14 +64,29 @@ def greedy(state: State, seat: Seat, rng: random.Random) -> Move:
 
 def playout(state: State, rng: random.Random) -> Move:
     """A cheap playout policy: mostly the cheapest beat when one exists, else a weak discard."""
-    moves = state.legal_moves()
+    return _pick(state.legal_moves(), rng)
+
+
+def _pick(moves: list[Move], rng: random.Random) -> Move:
     last = moves[-1]
     if last.code[0]:  # only face-up plays: a lead
-        return moves[rng.randrange(len(moves))]
+        return moves[below(rng, len(moves))]
     if moves[0].code[0] and rng.random() < 0.75:
         k = 1
         while moves[k].code[0]:
             k += 1
         return moves[k - 1]
     # discards come in combination order of the hand sorted strongest face first: the tail is weakest
-    return last if rng.random() < 0.5 else moves[rng.randrange(len(moves))]
+    return last if rng.random() < 0.5 else moves[below(rng, len(moves))]
+
+
+def rollout(state: State, rng: random.Random) -> None:
+    """``playout`` move after move until the current deal ends (issue 14: the search's playout in one
+    call, with the state's fields read directly instead of through the protocol's properties); the same
+    moves and the same draws as calling ``playout`` and ``apply`` in a loop."""
+    st = cast(TienGowState, state)
+    legal = st.legal_moves
+    apply = st.apply
+    deal = st.deal_no
+    while st._turn >= 0 and st.deal_no == deal:
+        apply(_pick(legal(), rng))

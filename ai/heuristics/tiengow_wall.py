@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from itertools import combinations
 
-from engine.game import Move
+from engine.game import Move, below
 from engine.tiengow_wall import (
     BEATS,
     CIVIL,
@@ -133,7 +133,7 @@ def playout(state: TienGowWallState, rng: random.Random) -> Move:
         elif rng.random() < 0.5:
             f = min(rest, key=lambda g: VALUE[g])
         else:
-            f = rng.choice(rest)
+            f = rest[below(rng, len(rest))]
         rest.remove(f)
         faces.append(f)
     return place_move(tuple(faces))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from typing import cast
 
-from engine.game import Move, State
+from engine.game import Move, State, below
 from engine.tiuu import CAPTURE, FISH, FLIP, FOURTH, TAKE, TRIPLE, TiuUState
 
 #: average points of a captured pair: every fish of the double set (592 points) over 32 pairs
@@ -90,7 +90,7 @@ def playout(state: State, rng: random.Random) -> Move:
     if len(moves) == 1:
         return moves[0]
     if rng.random() < PLAYOUT_EXPLORE:
-        return rng.choice(moves)
+        return moves[below(rng, len(moves))]
     grow = PLAYOUT_GROWTH if st.nstock > PLAYOUT_GROWTH_STOCK else 1
     best = moves[0]
     best_value = -1
