@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import multiprocessing
 import random
 import resource
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import ai
@@ -104,6 +105,9 @@ def _searches(rules_id: str, searches: int, iterations: int, settle: bool) -> di
     """In a fresh process: ``searches`` searches of ``iterations`` each on varied positions."""
     from ai.ismcts import settle_gc
 
+    with suppress(ImportError):
+        # what ``tilehouse worker`` imports (RQ, Redis, the service's job code), when run from a checkout
+        importlib.import_module("worker")
     if settle:
         settle_gc()
     rs = engine.get_rules(rules_id)
@@ -128,7 +132,7 @@ def _searches(rules_id: str, searches: int, iterations: int, settle: bool) -> di
     return {"rules": rules_id, "searches": searches, "iterations": iterations,
             "seconds": round(time.perf_counter() - t0, 1), "rss_before_mib": round(before / 1024, 1),
             "rss_after_mib": round(rss_kib() / 1024, 1),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "peak_rss_mib": round(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, rss_kib()) / 1024, 1),
             **pauses.summary()}
 
 

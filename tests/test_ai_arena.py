@@ -111,6 +111,15 @@ def test_arena_refuses_bad_engine_parameters(capsys):
     assert "uct_c" in capsys.readouterr().err
 
 
+def test_bench_ai_reports_a_fresh_workers_memory_after_its_searches(capsys):
+    # issue 17: RSS of a worker-like process after N searches, with the collections they caused
+    assert bench_main([SMALL_RULES, "--rss", "3", "--rss-iterations", "5", "--json"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["rules"] == SMALL_RULES and row["searches"] == 3 and row["iterations"] == 5
+    assert 0 < row["rss_before_mib"] <= row["peak_rss_mib"] and 0 < row["rss_after_mib"] <= row["peak_rss_mib"]
+    assert row["full_collections"] >= 0
+
+
 def test_bench_ai_reports_iterations_per_second(capsys):
     assert bench_main([SMALL_RULES, "--seconds", "0.05", "--json"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
