@@ -50,6 +50,9 @@ DEFAULT_STREAM_TICKET_TTL_SECONDS = 60
 
 #: a seat's presence (``last_seen_ms``) is written at most this often, in seconds (issue 11)
 DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
+#: the server secret mixed into the seeds of tables with human seats (service.fairplay.seeds); empty: a
+#: random secret generated once and kept in Redis
+DEFAULT_SEED_SECRET = ""
 
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": DEFAULT_REDIS_URL,
@@ -68,6 +71,7 @@ DEFAULTS: dict[str, Any] = {
     "STREAM_KEEPALIVE_SECONDS": DEFAULT_STREAM_KEEPALIVE_SECONDS,
     "STREAM_TICKET_TTL_SECONDS": DEFAULT_STREAM_TICKET_TTL_SECONDS,
     "PRESENCE_INTERVAL_SECONDS": DEFAULT_PRESENCE_INTERVAL_SECONDS,
+    "SEED_SECRET": DEFAULT_SEED_SECRET,
 }
 
 #: engine parameter -> the setting that caps it, for every engine that has the parameter

@@ -21,8 +21,9 @@ into k part jobs with different seeds and ``ceil(iterations / k)`` iterations ea
 depends on all of them (allowing failures) and combines their root statistics with ``ai.merge``.  Job meta
 records the game and the seat, so only that seat's token can read the job.
 
-Seeds: a play job's seed is derived from the game seed, the version and the attempt, so a replay of the
-same game with the same moves makes the same AI decisions.
+Seeds: a play job's seed is derived from the game's effective engine seed (never the seed a client asked
+for, which could let a player foresee the AI's sampling; see ``service.fairplay.seeds``), the version and
+the attempt, so a replay of the same game with the same moves makes the same AI decisions.
 """
 
 from __future__ import annotations
@@ -93,6 +94,12 @@ def play_attempt_job_id(game_id: str, version: int, attempt: int) -> str:
     return f"play-{game_id}-{version}{CHAIN[attempt][0]}"
 
 
+def engine_seed(game: Game) -> int:
+    """The seed the game was dealt with (``service.fairplay.seeds``); games stored before issue 16 have
+    only ``seed``."""
+    return int(game.doc.get("engine_seed", game.doc["seed"]))
+
+
 def _engine_for(game: Game, seat: int, attempt: int) -> tuple[str, dict[str, Any]]:
     override = CHAIN[attempt][1]
     if override is not None:
@@ -141,7 +148,7 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
     job.meta["engine"] = engine_id
     job.save_meta()
     decision = ai.decide(engine_id, game.state, seat, params,
-                         derive_seed(game.doc["seed"], version, attempt))
+                         derive_seed(engine_seed(game), version, attempt))
     try:
         after, _ = store.apply_move(game_id, seat, decision.move.id, expected_version=version)
     except (VersionConflict, NotYourTurn, GameNotFound):

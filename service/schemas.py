@@ -42,6 +42,15 @@ class StrictInt(fields.Integer):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
+class StrictBool(fields.Boolean):
+    """JSON ``true`` or ``false`` only (not ``1``, ``"true"`` or ``"yes"``)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
 class MoveField(fields.Field):
     """A move id string or a move object."""
 
@@ -89,6 +98,8 @@ class CreateGameSchema(_Strict):
     rules = fields.String(required=True, validate=validate.Length(min=1, max=MAX_ID_LENGTH))
     options = fields.Dict(keys=fields.String(), load_default=dict)
     seed = StrictInt(validate=validate.Range(min=0, max=MAX_SEED))
+    #: deal from ``seed`` exactly as given even with human seats (service.fairplay.seeds)
+    public_seed = StrictBool(load_default=False)
     seats = fields.List(fields.Nested(SeatSchema), required=True,
                         validate=validate.Length(min=1, max=MAX_SEATS))
     clock = fields.Nested(ClockSchema, load_default=None, allow_none=True)

@@ -77,7 +77,9 @@ def test_no_answer_shows_a_hidden_tile_to_a_spectator_or_another_seat(app, clien
                 h = bearer(toks[viewer]) if viewer is not None else {}
                 # a move the viewer does not have: some other seat's tile, as a probe of error texts
                 other = (viewer + 1) % n if viewer is not None else 0
-                hand = state.view(other)["hand"] or ["6-6"]
+                # (not one the viewer holds too: Chinese sets have pairs, and a legal probe would move)
+                own = state.view(viewer)["hand"] if viewer is not None else []
+                hand = [t for t in state.view(other)["hand"] or [] if t not in own] or ["9-9"]
                 probe = f"play:{hand[0]}"
                 before = _answers(client, game_id, h, probe)
                 world = state.determinize(viewer if viewer is not None else (state.to_move or 0),

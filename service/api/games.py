@@ -29,6 +29,7 @@ from service.api import (
 )
 from service.api import engines as engines_api
 from service.api.jobs import job_json
+from service.fairplay import seeds
 from service.live import clock as live_clock
 from service.problems import Problem, from_exception, invalid
 from service.store import Game, NotStarted, NotYourTurn, TimeUp, VersionConflict, new_game_id, now_ms
@@ -45,8 +46,12 @@ def create_game() -> ResponseReturnValue:
     data = schemas.load(schemas.CREATE_GAME, json_body())
     rs = engine.get_rules(data["rules"])
     seats_in: list[dict[str, Any]] = data["seats"]
+    public_seed: bool = data["public_seed"]
+    if public_seed and "seed" not in data:
+        raise invalid({"public_seed": ["a public seed needs the seed: send 'seed' too"]})
     seed = data["seed"] if "seed" in data else secrets.randbits(63)
-    state = rs.new(len(seats_in), seed, data["options"])
+    dealt = seeds.engine_seed(conn(), current_app.config, seed, [s["kind"] for s in seats_in], public_seed)
+    state = rs.new(len(seats_in), dealt, data["options"])
     seats: list[dict[str, Any]] = []
     for i, s in enumerate(seats_in):
         meta: dict[str, Any] = {"seat": i, "name": s.get("name") or f"seat {i}", "kind": s["kind"],
@@ -63,8 +68,11 @@ def create_game() -> ResponseReturnValue:
     admin = auth.new_token(game_id)
     hashes = {k: auth.token_hash(t) for k, t in tokens.items()}
     hashes[auth.ADMIN] = auth.token_hash(admin)
+    # ``seed``: what the creator asked for (or the server drew); ``engine_seed``: what the engine dealt with
+    # (service.fairplay.seeds) -- shown by nothing but the replay of the finished match
     doc = {"id": game_id, "rules": rs.id, "options": state.options, "players": len(seats), "seed": seed,
-           "seats": seats, "state": state.to_dict(), "last_move": None, "clock": data["clock"],
+           "engine_seed": dealt, "public_seed": public_seed, "seats": seats, "state": state.to_dict(),
+           "last_move": None, "clock": data["clock"],
            "clocks": live_clock.initial(data["clock"], seats), "rematch_of": None, "rematch": None}
     # a game with no open seat starts now: the first seat's clock (if it has one) runs from its creation
     live_clock.restart(doc, state.to_move, now_ms(), all(s["kind"] != "open" for s in seats))

@@ -205,7 +205,7 @@ def run_timeout(store: Any, game_id: str, version: int, cfg: dict[str, Any] | No
         doc["clocks"]["remaining"][seat] = 0
     else:
         decision = ai.decide(TIMEOUT_ENGINE, game.state, seat, {},
-                             jobs.derive_seed(game.doc["seed"], version, "timeout"))
+                             jobs.derive_seed(jobs.engine_seed(game), version, "timeout"))
         events = [event("timeout", seat, action="move", engine=TIMEOUT_ENGINE), *state.play(decision.move)]
         doc["last_move"] = {"seat": None, "move": decision.move.id, "version": version}
         after_move(doc, seat, state, max(now, due))
