@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from api_support import ROOT, ContractClient
+from api_support import ROOT, TEST_SEED_SECRET, ContractClient
 from rq import SimpleWorker
 
 from service import create_app
@@ -23,7 +23,9 @@ def make_app(redis_conn, redis_url):
     made = []
 
     def make(**settings):
-        application = create_app({"REDIS_URL": redis_url, **settings})
+        # a fixed seed secret: a table with human seats deals the same hands on every run of the suite
+        # (the generated secret would differ per test, since each test flushes Redis)
+        application = create_app({"REDIS_URL": redis_url, "SEED_SECRET": TEST_SEED_SECRET, **settings})
         application.test_client_class = ContractClient
         made.append(application)
         return application

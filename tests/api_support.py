@@ -24,6 +24,8 @@ _TEMPLATES = [(re.compile("^" + re.sub(r"\{[^/]+\}", "[^/]+", p) + "$"), p) for 
 _VALIDATORS: dict[str, Draft202012Validator] = {}
 #: every (method, path template, status) the suite saw, to check coverage of the contract
 SEEN: set[tuple[str, str, int]] = set()
+#: the seed secret of the apps the fixtures make (``make_app(SEED_SECRET="")`` for a generated one)
+TEST_SEED_SECRET = "tilehouse test suite"
 
 
 def _validator(schema: dict[str, Any]) -> Draft202012Validator:

@@ -224,7 +224,7 @@ def test_serve_uses_tilehouse_redis_url_when_set_and_leaves_that_redis_running(s
 def test_serve_plays_ai_seats_and_counts_them_in_metrics_with_request_ids(serve_factory):
     s = serve_factory(base_env(), workers=2)
     status, headers, body = call("POST", s.base + "/v1/games", {
-        "rules": "tiengow", "seed": 7,
+        "rules": "tiengow", "seed": 7, "public_seed": True,
         "seats": [{"name": "Ann", "kind": "human"}, {"kind": "ai", "engine": "greedy"},
                   {"kind": "ai", "engine": "greedy"}, {"kind": "ai", "engine": "random"}]},
         headers={"X-Request-ID": "e2e-create"})

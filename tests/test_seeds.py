@@ -9,7 +9,7 @@ import json
 import random
 
 import pytest
-from api_support import bearer, create, humans, tokens_by_seat
+from api_support import TEST_SEED_SECRET, bearer, create, humans, tokens_by_seat
 from rq.job import Job
 
 import engine
@@ -34,8 +34,7 @@ def test_a_table_with_a_human_is_not_dealt_from_the_requested_seed_but_from_it_m
     offline = engine.new_game("tiengow", players=4, seed=1, options=created["game"]["options"])
     assert _hand(client, created, 0) != offline.view(0)["hand"]
     game = _stored(redis_conn, created["game"]["id"])
-    secret = redis_conn.get(seeds.SECRET_KEY)
-    assert secret and len(secret) == 2 * seeds.SECRET_BYTES
+    secret = TEST_SEED_SECRET.encode()
     assert game.doc["seed"] == 1 and game.doc["engine_seed"] == seeds.derive(secret, 1) == game.state.seed
     dealt = engine.new_game("tiengow", players=4, seed=game.doc["engine_seed"], options=created["game"]["options"])
     assert _hand(client, created, 0) == dealt.view(0)["hand"]
@@ -49,14 +48,17 @@ def test_a_seed_reproduces_a_match_on_its_server_only(make_app):
     assert _hand(other, elsewhere, 0) != _hand(mine, first, 0)
 
 
-def test_the_generated_secret_is_made_once_in_redis_and_shared_by_every_api_process(make_app, redis_conn):
-    a, b = make_app().test_client(), make_app().test_client()
+def test_without_a_configured_secret_one_is_made_once_in_redis_and_shared_by_every_api_process(
+        make_app, redis_conn):
+    a, b = make_app(SEED_SECRET="").test_client(), make_app(SEED_SECRET="").test_client()
     assert redis_conn.get(seeds.SECRET_KEY) is None
     game_a = create(a, "tiuu", humans(2), seed=5)
     made = redis_conn.get(seeds.SECRET_KEY)
+    assert made and len(made) == 2 * seeds.SECRET_BYTES
     game_b = create(b, "tiuu", humans(2), seed=5)
     assert redis_conn.get(seeds.SECRET_KEY) == made
     assert _hand(a, game_a, 1) == _hand(b, game_b, 1)
+    assert _stored(redis_conn, game_b["game"]["id"]).state.seed == seeds.derive(made, 5)
 
 
 def test_an_all_ai_table_and_a_public_seed_are_dealt_from_the_seed_as_given(client, redis_conn):
