@@ -1,5 +1,11 @@
 """``tilehouse worker`` / ``python worker.py``: one RQ worker on the ``suggest`` queue, then ``play``.
 
+``--queues play`` makes a worker reserved for AI seats (issue 16): a flood of suggestions fills only the
+``suggest`` queue, which that worker never serves, so an AI seat's move waits at most for the play jobs
+ahead of it.  ``tilehouse serve --workers N`` (N >= 2) and docker-compose.yml start one such worker.
+Every log line a worker writes about a job carries the job's ``job_id`` and the ``request_id`` of the
+request that queued it, RQ's own lines included (``observability.JobLogContext``).
+
 The rule sets and AI engines are imported once, here, at start-up, so no job pays for an import.
 
 Worker class: chosen by measurement (``bench/http.py`` prints the figures again; see WORKER_CLASS below).
@@ -27,6 +33,7 @@ import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
 from service import config, jobs, observability
 
+
 # MEASURED (2026-11-30, this 2-core shared machine): 60 suggestion jobs (ismcts, 1 iteration, Tien Gow
 # opening), queued then drained by one burst worker, three alternating rounds each:
 #   SimpleWorker (in process): 3.4-3.7 ms per job once warm (20 ms in the first round, which pays the
@@ -35,7 +42,24 @@ from service import config, jobs, observability
 #   Worker (fork per job):     16.0-16.4 ms per job.
 # A fork costs ~12 ms, about four times the job itself, and the AI-job overhead target is 20 ms p50, so
 # the worker runs jobs in process.
-WORKER_CLASS: type[BaseWorker] = SimpleWorker
+class TilehouseWorker(observability.JobLogContext, SimpleWorker):
+    """``SimpleWorker`` whose every log line about a job carries the job's id and request id."""
+
+
+class ForkingWorker(observability.JobLogContext, Worker):
+    """RQ's forking ``Worker`` (``--fork``), with the same log context."""
+
+
+WORKER_CLASS: type[BaseWorker] = TilehouseWorker
+
+
+def queue_names(spec: str) -> list[str]:
+    """``"suggest,play"`` -> the queues in the order given; only tilehouse's queues."""
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(jobs.QUEUE_ORDER))
+    if not names or unknown or len(set(names)) != len(names):
+        raise ValueError(f"--queues takes a comma-separated list of {', '.join(jobs.QUEUE_ORDER)}, not {spec!r}")
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,9 +68,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--burst", action="store_true", help="exit when the queues are empty")
     p.add_argument("--name", default=None, help="worker name (default: RQ's)")
     p.add_argument("--fork", action="store_true", help="fork a work horse per job (RQ's Worker)")
+    p.add_argument("--queues", default=",".join(jobs.QUEUE_ORDER),
+                   help="queues to serve, in order (default: suggest,play; 'play' alone is a worker reserved "
+                        "for AI seats, which suggestions can never hold up)")
     p.add_argument("--no-scheduler", action="store_true",
                    help="do not run RQ's scheduler (which queues the clocks' timeouts when they are due)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        names = queue_names(args.queues)
+    except ValueError as e:
+        p.error(str(e))
     cfg = config.load()
     url = args.url or cfg["REDIS_URL"]
     observability.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
@@ -54,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     # searches (issue 17)
     settle_gc()
     conn = redis.Redis.from_url(url)
-    queues = [jobs.make_queues(conn)[name] for name in jobs.QUEUE_ORDER]
-    cls: type[BaseWorker] = Worker if args.fork else WORKER_CLASS
+    queues = [observability.TracingQueue(name, connection=conn) for name in names]
+    cls: type[BaseWorker] = ForkingWorker if args.fork else WORKER_CLASS
     worker = cls(queues, connection=conn, name=args.name)
     # RQ's scheduler (one per Redis, the others stand by) moves due clock timeouts onto the play queue
     worker.work(burst=args.burst, with_scheduler=not args.no_scheduler,

@@ -8,7 +8,9 @@ What it implements and the choices made where the issue is silent:
   ``uuid4().hex`` rather than rejected, because a bad tracing header must never fail a request. The id is
   in ``flask.g.request_id``, in the response header, in every log line written while the request runs,
   and (put there by the service) in ``job.meta["request_id"]`` of the jobs it queues, where the logging
-  filter of a worker finds it again.
+  filter of a worker finds it again: a worker built with :class:`JobLogContext` and :class:`TracingQueue`
+  (``worker.py``) puts the job's id and request id on every line it writes from the dequeue of a job until
+  RQ is done with it, RQ's own lines included (issue 16).
 - Logs: one JSON object per line (``configure_logging()``, used by the app and by ``worker.py``); each
   request writes one line on the ``tilehouse.request`` logger with method, route template, path, status,
   duration and request id.
@@ -49,6 +51,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -59,6 +62,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+from rq import Queue
 
 #: Redis hash of AI job outcomes: field ``"<engine>|<outcome>"`` -> count. One key, so it lives on one
 #: Redis Cluster slot and HINCRBY stays atomic across all workers.
@@ -93,10 +97,51 @@ def new_request_id() -> str:
     return uuid.uuid4().hex
 
 
+#: ``(job id, request id)`` of the job an RQ worker of ours is handling, from the moment it is dequeued until
+#: RQ has finished with it -- so RQ's own lines about the job ("play: ... (id)", "Job OK", "result is kept")
+#: carry the ids too, not only the lines the job function writes while RQ's current job is set
+_WORKER_JOB: ContextVar[tuple[str, str | None] | None] = ContextVar("tilehouse_worker_job", default=None)
+
+
+def _enter_job(job: Any) -> None:
+    meta = job.meta if isinstance(getattr(job, "meta", None), dict) else {}
+    rid = meta.get("request_id")
+    _WORKER_JOB.set((job.id, rid if isinstance(rid, str) else None))
+
+
+class TracingQueue(Queue):
+    """An RQ queue that marks the job it hands to a worker as the worker's current job for the logs."""
+
+    @classmethod
+    def dequeue_any(cls, *args: Any, **kwargs: Any) -> Any:
+        result = super().dequeue_any(*args, **kwargs)
+        if result is not None:
+            _enter_job(result[0])
+        return result
+
+
+class JobLogContext:
+    """Mixin for an RQ worker class (before it in the bases): every log line written while the worker
+    handles a job -- RQ's own included -- carries that job's ``job_id`` and ``request_id`` (issue 16).
+    The worker's queues must be :class:`TracingQueue` (RQ logs the dequeue before ``execute_job`` runs)."""
+
+    queue_class = TracingQueue
+
+    def execute_job(self, job: Any, queue: Any) -> Any:
+        _enter_job(job)
+        try:
+            return super().execute_job(job, queue)  # type: ignore[misc]
+        finally:
+            _WORKER_JOB.set(None)
+
+
 def current_request_id() -> str | None:
-    """The id of the request being served, or of the request that queued the running RQ job, or None."""
+    """The id of the request being served, or of the request that queued the job being handled, or None."""
     if has_request_context():
         return getattr(g, "request_id", None)
+    handled = _WORKER_JOB.get()
+    if handled is not None:
+        return handled[1]
     job = _current_job()
     if job is not None:
         rid = job.meta.get("request_id") if isinstance(job.meta, dict) else None
@@ -126,8 +171,12 @@ class ContextFilter(logging.Filter):
         if not hasattr(record, "request_id"):
             record.request_id = current_request_id()
         if not hasattr(record, "job_id"):
-            job = None if has_request_context() else _current_job()
-            record.job_id = getattr(job, "id", None)
+            handled = None if has_request_context() else _WORKER_JOB.get()
+            if handled is not None:
+                record.job_id = handled[0]
+            else:
+                job = None if has_request_context() else _current_job()
+                record.job_id = getattr(job, "id", None)
         return True
 
 

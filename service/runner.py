@@ -9,7 +9,9 @@ Behaviour (issue 8), with the choices made where the issue is silent:
   says which Redis is used (``redis: ...``); a password in a URL is masked in it.
 - Children: one gunicorn (``gunicorn -c gunicorn.conf.py 'service.app:create_app()'``, bind from
   ``--bind`` / ``TILEHOUSE_BIND``, default ``127.0.0.1:8000``) and ``--workers`` RQ workers (``python
-  worker.py``), all given ``TILEHOUSE_REDIS_URL``; gunicorn also gets a fresh ``PROMETHEUS_MULTIPROC_DIR``
+  worker.py``), all given ``TILEHOUSE_REDIS_URL``.  With two workers or more the first is reserved for AI
+  seats (``worker.py --queues play``, named ``worker-1-play``; issue 16): a flood of suggestions can then
+  never hold up an AI seat's move; the others serve suggestions first, then play jobs; gunicorn also gets a fresh ``PROMETHEUS_MULTIPROC_DIR``
   (removed at the end) so that /metrics adds up every gunicorn worker process.
 - Nothing is restarted: when any child (or the private Redis) exits on its own, that is logged as an
   error with its exit status, everything else is stopped and the command exits 1. A supervisor above
@@ -73,12 +75,18 @@ def masked(url: str) -> str:
     return urlunsplit(parts._replace(netloc=user + netloc))
 
 
+def reserved_play_workers(workers: int) -> int:
+    """How many of ``workers`` serve only the play queue: one as soon as there are two (issue 16)."""
+    return 1 if workers >= 2 else 0
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="tilehouse serve", description=__doc__.split("\n\n")[0])
     p.add_argument("--bind", default=os.environ.get("TILEHOUSE_BIND", DEFAULT_BIND),
                    help=f"HOST:PORT for the API (env TILEHOUSE_BIND, default {DEFAULT_BIND})")
     p.add_argument("--workers", type=int, default=int(os.environ.get("TILEHOUSE_WORKERS", "2")),
-                   help="number of RQ worker processes for the AI (env TILEHOUSE_WORKERS, default 2)")
+                   help="number of RQ worker processes for the AI (env TILEHOUSE_WORKERS, default 2); "
+                        "with 2 or more, the first is reserved for AI seats' moves")
     p.add_argument("--data-dir", type=Path,
                    default=Path(os.environ.get("TILEHOUSE_DATA_DIR", str(DEFAULT_DATA_DIR))),
                    help="folder of the private Redis when TILEHOUSE_REDIS_URL is not set "
@@ -176,7 +184,10 @@ class Runner:
         worker = self.root / "worker.py"
         worker_cmd = [sys.executable, str(worker)] if worker.exists() else [sys.executable, "-m", "worker"]
         for n in range(self.args.workers):
-            self.spawn(f"worker-{n + 1}", worker_cmd)
+            if n < reserved_play_workers(self.args.workers):
+                self.spawn(f"worker-{n + 1}-play", [*worker_cmd, "--queues", "play"])
+            else:
+                self.spawn(f"worker-{n + 1}", worker_cmd)
 
     def _host_port(self) -> tuple[str, int]:
         host, _, port = self.args.bind.rpartition(":")

@@ -155,6 +155,15 @@ def test_compose_api_runs_the_image_default_command_and_checks_readiness(compose
     assert any(str(p).endswith(":8000") for p in api["ports"])
 
 
+def test_compose_reserves_a_worker_for_ai_seats_that_serves_only_the_play_queue(compose):
+    services = compose["services"]
+    reserved = services["worker-play"]
+    assert reserved["command"] == ["python", "worker.py", "--queues", "play"]
+    assert reserved["build"] == services["worker"]["build"]
+    assert reserved["depends_on"] == services["worker"]["depends_on"]
+    assert reserved["environment"] == services["worker"]["environment"]
+
+
 def test_compose_worker_runs_worker_py_from_the_same_build_and_can_be_scaled(compose):
     services = compose["services"]
     worker = services["worker"]

@@ -254,6 +254,10 @@ def test_serve_plays_ai_seats_and_counts_them_in_metrics_with_request_ids(serve_
     conn = redis.Redis.from_url(redis_line["msg"].split(" at ")[1].split(",")[0])
     first_job = rq.job.Job.fetch(f"play-{body['game']['id']}-0", connection=conn)
     assert first_job.meta["request_id"] == "e2e-create"
+    # two workers: the first reserved for AI seats' moves (issue 16), the other suggestions first
+    assert {"worker-1-play", "worker-2"} <= set(s.pids())
+    assert sorted(tuple(w.queue_names()) for w in rq.Worker.all(connection=conn)) == [
+        ("play",), ("suggest", "play")]
     conn.close()
     assert any(line.get("logger") == "tilehouse.request" and line.get("route") == "/v1/games/<game_id>/moves"
                and line.get("status") == 200 for line in lines)
