@@ -1,6 +1,7 @@
 """``tilehouse bench http``: the HTTP service under load, and the cost of its AI jobs (issue 7 "Benchmarks").
 
-1. gunicorn on loopback with 2 workers (the project's ``gunicorn.conf.py``: gthread) against a private
+1. gunicorn on loopback with 2 workers (the project's ``gunicorn.conf.py``: gevent, or the class in
+   ``TILEHOUSE_WORKER_CLASS``) against a private
    Redis; client threads on keep-alive connections measure requests per second and p50/p99 latency of
    ``GET /v1/games/{id}`` (a seat's view), ``GET .../moves``, ``POST .../moves`` (every request a real,
    applied move: the move sequences are worked out beforehand with the engine from the game's seed), and
@@ -55,7 +56,9 @@ def _processes(redis_url: str, port: int, ai_workers: int) -> Iterator[list[subp
     env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
            "TILEHOUSE_WEB_CONCURRENCY": "2", "TILEHOUSE_BIND": f"127.0.0.1:{port}",
            # the benchmark asks for far more suggestions than a person would
-           "TILEHOUSE_SUGGESTIONS_PER_MINUTE": "1000000"}
+           "TILEHOUSE_SUGGESTIONS_PER_MINUTE": "1000000",
+           # the split search asks for a long time budget (its iterations end it) and 2 workers
+           "TILEHOUSE_AI_MAX_TIME_MS": "600000", "TILEHOUSE_AI_MAX_ITERATIONS": "1000000"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     conf = ROOT / "gunicorn.conf.py"
     cmd = [sys.executable, "-m", "gunicorn", *(["-c", str(conf)] if conf.exists() else
@@ -347,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"HTTP: gunicorn, 2 workers, {args.clients} client threads, {args.seconds:g} s per endpoint in"
+    print(f"HTTP: gunicorn, 2 {os.environ.get('TILEHOUSE_WORKER_CLASS', 'gevent')} workers, {args.clients} client threads, {args.seconds:g} s per endpoint in"
           f" {args.rounds} interleaved rounds")
     for name, fig in report["http"].items():
         print(f"  {name:30s} {fig['req_per_s']:8.1f} req/s  p50 {fig['p50_ms']:6.2f} ms  p99 {fig['p99_ms']:7.2f} ms"

@@ -25,6 +25,8 @@ from typing import Any
 import redis
 from flask import Flask, Response
 from flask_cors import CORS
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from service import api, problems
 from service import config as config_module
@@ -73,9 +75,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         cfg["REDIS_URL"], max_connections=REDIS_POOL_SIZE, timeout=timeout, **client))
     app.extensions["redis"] = conn
     # Push streams hold a connection each for their subscription, for as long as they are open: a pool of
-    # their own, bounded only by the connections a gunicorn worker accepts (worker_connections).
+    # their own, bounded only by the connections a gunicorn worker accepts (worker_connections). No retries:
+    # redis-py would reconnect and resubscribe a dropped subscription silently, and a notification sent
+    # in the gap would be lost; without them the stream ends and its client resumes from Last-Event-ID.
     app.extensions["redis_streams"] = redis.Redis.from_pool(redis.ConnectionPool.from_url(
-        cfg["REDIS_URL"], max_connections=STREAM_POOL_SIZE, **client))
+        cfg["REDIS_URL"], max_connections=STREAM_POOL_SIZE, retry=Retry(NoBackoff(), 0), **client))
     app.extensions["queues"] = make_queues(conn)
     app.extensions["store"] = Store(conn, cfg["GAME_TTL_SECONDS"])
 

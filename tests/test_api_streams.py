@@ -52,9 +52,17 @@ class Stream:
             out.append(frame["data"])
         return out
 
-    def rest(self) -> list[dict]:
-        """Every frame until the server ends the stream (keep-alives dropped)."""
-        return [f["data"] for f in self.frames if "comment" not in f]
+    def rest(self, max_quiet: int = 50) -> list[dict]:
+        """Every event until the server ends the stream (fails after ``max_quiet`` keep-alives in a row)."""
+        out, quiet = [], 0
+        for frame in self.frames:
+            if "comment" in frame:
+                quiet += 1
+                assert quiet <= max_quiet, f"the stream did not end (after {len(out)} events)"
+                continue
+            quiet = 0
+            out.append(frame["data"])
+        return out
 
     def close(self) -> None:
         self.resp.close()
@@ -170,6 +178,24 @@ def test_deleting_the_game_ends_its_open_streams(client, kozel):
     stream = Stream(client.get(f"/v1/games/{game_id}/stream", buffered=False))
     assert client.delete(f"/v1/games/{game_id}", headers=bearer(admin)).status_code == 204
     assert stream.rest() == []
+
+
+def test_a_dropped_subscription_ends_the_stream_and_a_resume_misses_nothing(client, kozel, redis_conn):
+    """redis-py would silently reconnect a dropped subscription and lose what was published meanwhile; the
+    stream ends instead, and the client's reconnect with Last-Event-ID picks up every event."""
+    game_id, toks, _ = kozel
+    rng = random.Random(8)
+    _play(client, game_id, toks, rng, 2)
+    stream = Stream(client.get(f"/v1/games/{game_id}/stream", buffered=False))
+    seen = stream.events(2)
+    assert redis_conn.client_kill_filter(_type="pubsub") >= 1
+    _play(client, game_id, toks, rng, 2)  # published while no subscription listens
+    assert stream.rest() == []  # ended, without a traceback or a half-written event
+    again = Stream(client.get(f"/v1/games/{game_id}/stream", buffered=False,
+                              headers={"Last-Event-ID": str(seen[-1]["n"])}))
+    total = _events(client, game_id, {})
+    assert seen + again.events(len(total) - 2) == total
+    again.close()
 
 
 # --------------------------------------------------------------------------- tickets

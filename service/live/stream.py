@@ -43,6 +43,7 @@ not a thread, so many open streams do not starve the rest of the API.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -57,6 +58,8 @@ RETRY_MS = 3000
 #: how long to wait for Redis to confirm a subscription, in seconds
 SUBSCRIBE_TIMEOUT_SECONDS = 5.0
 KEEPALIVE = ": keep-alive\n\n"
+
+log = logging.getLogger(__name__)
 
 
 def subscribe(conn: redis.Redis, game_id: str) -> PubSub:
@@ -89,34 +92,43 @@ def events(store: Store, sub: PubSub, game_id: str, project: Callable[[int, dict
     subscription made before this is called; it is closed at the end.  ``on_keepalive`` runs with every
     keep-alive comment (presence of the seat behind the stream)."""
     try:
-        yield f"retry: {RETRY_MS}\n\n"
-        last = after
-        while True:
-            # the game first, then the events: when it is over, every event it ended with is in the range
-            try:
-                game = store.get(game_id)
-            except GameNotFound:
-                return
-            for n, stored in store.events(game_id, last):
-                yield frame(n, project(n, stored))
-                last = n
-            if game.state.finished:
-                return
-            # block on the subscription until a commit is announced; a comment whenever the line was quiet
-            quiet_until = time.monotonic() + keepalive
-            while True:
-                msg = sub.get_message(ignore_subscribe_messages=True,
-                                      timeout=max(0.0, quiet_until - time.monotonic()))
-                if msg is not None and msg["type"] == "message":
-                    # notifications that arrived together are one read of the range (a deletion too: the
-                    # read then finds no game and the stream ends)
-                    while sub.get_message(ignore_subscribe_messages=True, timeout=0.0) is not None:
-                        pass
-                    break
-                if time.monotonic() >= quiet_until:
-                    yield KEEPALIVE
-                    if on_keepalive is not None:
-                        on_keepalive()
-                    quiet_until = time.monotonic() + keepalive
+        yield from _events(store, sub, game_id, project, after, keepalive, on_keepalive)
+    except redis.RedisError as exc:
+        # Redis went away, or the subscription was dropped (a notification may have been lost with it):
+        # end the stream; the client reconnects with Last-Event-ID and misses nothing.
+        log.warning("push stream ended by a Redis error", extra={"game": game_id, "error": str(exc)})
     finally:
         sub.close()
+
+
+def _events(store: Store, sub: PubSub, game_id: str, project: Callable[[int, dict[str, Any]], dict[str, Any]],
+            after: int, keepalive: float, on_keepalive: Callable[[], None] | None) -> Iterator[str]:
+    yield f"retry: {RETRY_MS}\n\n"
+    last = after
+    while True:
+        # the game first, then the events: when it is over, every event it ended with is in the range
+        try:
+            game = store.get(game_id)
+        except GameNotFound:
+            return
+        for n, stored in store.events(game_id, last):
+            yield frame(n, project(n, stored))
+            last = n
+        if game.state.finished:
+            return
+        # block on the subscription until a commit is announced; a comment whenever the line was quiet
+        quiet_until = time.monotonic() + keepalive
+        while True:
+            msg = sub.get_message(ignore_subscribe_messages=True,
+                                  timeout=max(0.0, quiet_until - time.monotonic()))
+            if msg is not None and msg["type"] == "message":
+                # notifications that arrived together are one read of the range (a deletion too: the
+                # read then finds no game and the stream ends)
+                while sub.get_message(ignore_subscribe_messages=True, timeout=0.0) is not None:
+                    pass
+                break
+            if time.monotonic() >= quiet_until:
+                yield KEEPALIVE
+                if on_keepalive is not None:
+                    on_keepalive()
+                quiet_until = time.monotonic() + keepalive
