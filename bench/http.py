@@ -35,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -52,8 +52,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # --------------------------------------------------------------------------- processes
 
 @contextlib.contextmanager
-def _processes(redis_url: str, port: int, ai_workers: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
+def _processes(redis_url: str, port: int, ai_workers: int,
+               extra_env: Mapping[str, str] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:
+    env = {**os.environ, **(extra_env or {}), "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
            "TILEHOUSE_WEB_CONCURRENCY": "2", "TILEHOUSE_BIND": f"127.0.0.1:{port}",
            # the benchmark asks for far more suggestions than a person would
            "TILEHOUSE_SUGGESTIONS_PER_MINUTE": "1000000",
@@ -97,8 +98,15 @@ def _request(conn: http.client.HTTPConnection, method: str, path: str, body: Any
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+    payload = None if body is None else json.dumps(body)
+    idle = conn.sock is not None and time.monotonic() - getattr(conn, "_th_used", 0.0) > 2.0
+    if idle:
+        # the server closes a keep-alive connection idle for TILEHOUSE_KEEPALIVE (5) seconds, e.g. while the
+        # split search waits for its jobs: a request sent into it would fail, so start a new one
+        conn.close()
+    conn.request(method, path, body=payload, headers=headers)
     r = conn.getresponse()
+    conn._th_used = time.monotonic()  # type: ignore[attr-defined]
     data = r.read()
     return r.status, (json.loads(data) if data and r.getheader("Content-Type", "").endswith("json") else None)
 
@@ -160,12 +168,67 @@ def _new_game(conn: http.client.HTTPConnection, seed: int) -> tuple[str, dict[in
     return created["game"]["id"], tokens, plan
 
 
+Endpoint = tuple[str, Callable[[int], Callable[[http.client.HTTPConnection], None]]]
+
+
 def http_figures(port: int, seconds: float, clients: int, rounds: int) -> dict[str, dict[str, float]]:
     """Each endpoint for ``seconds`` in all, in ``rounds`` interleaved slices, so that the machine's other
     load falls on every endpoint alike."""
+    return interleaved({"": port}, seconds, clients, rounds)[""]
+
+
+def interleaved(ports: Mapping[str, int], seconds: float, clients: int, rounds: int,
+                masters: Mapping[str, int] | None = None) -> dict[str, dict[str, dict[str, float]]]:
+    """``http_figures`` of several servers at once (label -> port), their slices interleaved: each
+    endpoint on each server in turn, round after round, so the machine's other load falls on all alike.
+    With ``masters`` (label -> gunicorn master pid) it also reports the CPU time the server's worker
+    processes spent per request, which the machine's other load does not change the way it changes
+    requests per second."""
+    endpoints = {label: _endpoints(port, clients) for label, port in ports.items()}
+    pooled = {label: {name: ([], 0.0) for name, _ in eps} for label, eps in endpoints.items()}
+    cpu: dict[str, dict[str, float]] = {label: {name: 0.0 for name, _ in eps} for label, eps in endpoints.items()}
+    for _ in range(rounds):
+        for k in range(len(next(iter(endpoints.values())))):
+            for label, port in ports.items():
+                name, make = endpoints[label][k]
+                before = _cpu_seconds(masters[label]) if masters else 0.0
+                lat, elapsed = _load(port, seconds / rounds, clients, make)
+                if masters:
+                    cpu[label][name] += _cpu_seconds(masters[label]) - before
+                got = pooled[label][name]
+                pooled[label][name] = (got[0] + lat, got[1] + elapsed)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for label, figures in pooled.items():
+        out[label] = {}
+        for name, (lat, elapsed) in figures.items():
+            out[label][name] = {"requests": len(lat), "req_per_s": round(len(lat) / elapsed, 1),
+                                "p50_ms": round(_percentile(lat, 0.50) * 1000, 2),
+                                "p99_ms": round(_percentile(lat, 0.99) * 1000, 2)}
+            if masters:
+                out[label][name]["cpu_us_per_request"] = round(cpu[label][name] / max(1, len(lat)) * 1e6, 1)
+    return out
+
+
+def _cpu_seconds(master: int) -> float:
+    """User + system CPU seconds of the children (gunicorn's workers) of process ``master`` (Linux /proc)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == master:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _endpoints(port: int, clients: int) -> list[Endpoint]:
+    """The measured endpoints of the server on ``port``, each as a maker of per-client request functions."""
     setup = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     games = [_new_game(setup, 1000 + i) for i in range(clients)]
-    out: dict[str, dict[str, float]] = {}
 
     def setup_for(i: int) -> http.client.HTTPConnection:
         return http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -200,18 +263,7 @@ def http_figures(port: int, seconds: float, clients: int, rounds: int) -> dict[s
 
         return step
 
-    endpoints = (("trivial GET /healthz", trivial), ("GET view", view), ("GET moves", moves),
-                 ("POST move", post))
-    pooled: dict[str, tuple[list[float], float]] = {name: ([], 0.0) for name, _ in endpoints}
-    for _ in range(rounds):
-        for name, make in endpoints:
-            lat, elapsed = _load(port, seconds / rounds, clients, make)
-            pooled[name] = (pooled[name][0] + lat, pooled[name][1] + elapsed)
-    for name, (lat, elapsed) in pooled.items():
-        out[name] = {"requests": len(lat), "req_per_s": round(len(lat) / elapsed, 1),
-                     "p50_ms": round(_percentile(lat, 0.50) * 1000, 2),
-                     "p99_ms": round(_percentile(lat, 0.99) * 1000, 2)}
-    return out
+    return [("trivial GET /healthz", trivial), ("GET view", view), ("GET moves", moves), ("POST move", post)]
 
 
 def _check(answer: tuple[int, Any], status: int) -> None:
@@ -307,6 +359,50 @@ def cpu_parallelism(n: int = 20_000_000) -> float:
 
 # --------------------------------------------------------------------------- main
 
+def compare_worker_classes(args: argparse.Namespace) -> int:
+    classes = [c.strip() for c in args.worker_classes.split(",") if c.strip()]
+    tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
+    local = None
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    try:
+        if args.redis_url:
+            url = args.redis_url
+        else:
+            local = LocalRedis(tmp).start()
+            url = local.url
+        redis.Redis.from_url(url).flushdb()
+        with contextlib.ExitStack() as stack:
+            ports, masters = {}, {}
+            for wc in classes:
+                ports[wc] = free_port()
+                procs = stack.enter_context(_processes(url, ports[wc], 0, {"TILEHOUSE_WORKER_CLASS": wc}))
+                masters[wc] = procs[0].pid
+            report = interleaved(ports, args.seconds, args.clients, args.rounds,
+                                 masters if os.path.isdir("/proc") else None)
+    finally:
+        if local is not None:
+            local.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    if args.json:
+        print(json.dumps({"worker_classes": report, "load_before": load_before, "load_after": load_after},
+                         indent=2))
+        return 0
+    print(f"HTTP: gunicorn, 2 workers of each class, {args.clients} client threads, {args.seconds:g} s per "
+          f"endpoint and class in {args.rounds} interleaved rounds; load average {load_before} -> {load_after}")
+    base = classes[0]
+    for name in report[base]:
+        cells = []
+        for wc in classes:
+            fig = report[wc][name]
+            share = f" ({fig['req_per_s'] / report[base][name]['req_per_s']:.0%})" if wc != base else ""
+            cpu = f", {fig['cpu_us_per_request']:.0f} us CPU/req" if "cpu_us_per_request" in fig else ""
+            cells.append(f"{wc} {fig['req_per_s']:7.1f} req/s p50 {fig['p50_ms']:6.2f} p99 {fig['p99_ms']:7.2f}"
+                         f"{share}{cpu}")
+        print(f"  {name:22s} " + " | ".join(cells))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tilehouse bench http", description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=5.0, help="load time per endpoint (default 5)")
@@ -316,8 +412,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--iterations", type=int, default=24000, help="ismcts iterations for the split search")
     p.add_argument("--repeats", type=int, default=3, help="repeats of the split-search comparison")
     p.add_argument("--redis-url", default=None, help="use this Redis (it is flushed!) instead of a private one")
+    p.add_argument("--worker-classes", default=None, metavar="A,B",
+                   help="compare gunicorn worker classes instead (e.g. gthread,gevent): one server per class, "
+                        "the HTTP figures only, their slices interleaved")
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.worker_classes:
+        return compare_worker_classes(args)
 
     tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
     local = None
