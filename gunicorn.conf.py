@@ -43,8 +43,24 @@ def _int(name: str, default: int) -> int:
 # A request is CPU-bound Python plus a few Redis round trips, so throughput tops out near one process per
 # core whatever the class; what separates them is many clients: sync serves one connection per process
 # and closes it after every response, so at 32 clients it drops and its tail grows, while gthread keeps
-# connections alive and overlaps Redis waits. Chosen: gthread, workers = cores (2), 4 threads each; more
-# threads or processes bought nothing measurable here. Raise TILEHOUSE_WEB_CONCURRENCY with the cores.
+# connections alive and overlaps Redis waits. That chose gthread, workers = cores (2), 4 threads each.
+#
+# MEASURED again (2026-12-01, issue 11, load average 13-22 on the 2 cores: other sessions' test suites), for
+# the push streams: `tilehouse bench http --worker-classes gthread,gevent --seconds 10 --rounds 10` (one
+# server per class, 1 s slices interleaved; requests/s, p50/p99 ms, CPU time of gunicorn's workers/request):
+#   endpoint       gthread x2, 4 thr                    gevent x2
+#   GET /healthz   890 r/s, 3.3 / 28 ms,  806 us CPU    637 r/s (72 %), 2.2 / 61 ms,  727 us CPU
+#   GET view       642 r/s, 4.6 / 27 ms, 1154 us CPU    391 r/s (61 %), 4.7 / 76 ms, 1136 us CPU
+#   GET moves      621 r/s, 4.7 / 39 ms, 1025 us CPU    448 r/s (72 %), 4.6 / 56 ms, 1155 us CPU
+#   POST move      392 r/s, 8.1 / 50 ms, 1786 us CPU    252 r/s (64 %), 7.0 / 101 ms, 1882 us CPU
+# (an earlier 12 x 1 s run: 54, 43, 46, 52 %). The work per request is the same (CPU within +-10 %, p50
+# equal), but on this oversubscribed machine a gevent process -- one OS thread for all its connections --
+# got less of the CPU than a gthread one and its p99 doubled; on cores of its own the gap should shrink
+# to the CPU difference, which this machine could not show. Chosen all the same: gevent, because under
+# gthread every open push stream holds one of the 8 threads for as long as it is open, so eight idle
+# streams stop the API altogether (tried: with 8 streams open, GET /healthz timed out after 5 s, twice), while 500 streams on gevent leave GET view at 109 % / 94 % (pooled /
+# median of rounds) of its figure without them, at the same 1470 us CPU per request (`tilehouse bench
+# streams --rounds 6`). TILEHOUSE_WORKER_CLASS=gthread remains for a deployment without streams.
 
 # /metrics must add up the counters of every worker process: prometheus_client's multiprocess mode keeps
 # them in files in this folder. It is chosen here, before any worker imports prometheus_client, so the

@@ -224,6 +224,28 @@ def test_a_seat_ticket_opens_that_seats_stream_and_serves_reconnects_within_its_
     assert conn.get(keys[0]) == b"1" and 0 < conn.ttl(keys[0]) <= 60
 
 
+def test_a_seat_stream_keeps_the_seat_seen_while_it_is_open(app, client, kozel, monkeypatch):
+    monkeypatch.setitem(app.config, "PRESENCE_INTERVAL_SECONDS", 0.05)
+    game_id, toks, admin = kozel
+    store = app.extensions["store"]
+    ticket = _ticket(client, game_id, toks[1])
+    asked = store.get(game_id).seen["1"]  # asking for the ticket was a request with the seat's token
+    time.sleep(0.06)
+    stream = Stream(client.get(ticket["stream"], buffered=False))
+    opened = store.get(game_id).seen["1"]
+    assert opened > asked  # opening the stream with the ticket
+    time.sleep(0.06)
+    assert next(stream.frames) == {"comment": "keep-alive"}
+    assert store.get(game_id).seen["1"] > opened  # refreshed by the keep-alive
+    stream.close()
+    spectator = Stream(client.get(_ticket(client, game_id, admin)["stream"], buffered=False))
+    assert next(spectator.frames) == {"comment": "keep-alive"}
+    assert set(store.get(game_id).seen) == {"1"}  # the admin and spectators are no seat
+    spectator.close()
+    view = client.get(f"/v1/games/{game_id}").get_json()
+    assert view["seats"][1]["last_seen_ms"] == store.get(game_id).seen["1"]
+
+
 def test_an_admin_ticket_opens_the_spectator_view(client, kozel):
     game_id, toks, admin = kozel
     _play(client, game_id, toks, random.Random(6), 4)

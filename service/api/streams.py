@@ -8,6 +8,9 @@ token is a 422 (which one should win would be a guess).  Where to start: ``Last-
 the game's last event is a 422 (no client can have seen it); a finished game with nothing left to send
 answers 204 (``EventSource`` then stops reconnecting).  Everything is checked, and the subscription made,
 before the 200 goes out, so bad input or an unreachable Redis is an ordinary problem document.
+
+Presence (``Store.touch``): a seat's stream records the seat as seen when it opens and at every keep-alive
+while it stays open, so ``last_seen_ms`` in the views stays current for a player who only watches.
 """
 
 from __future__ import annotations
@@ -59,8 +62,20 @@ def open_stream(game_id: str) -> ResponseReturnValue:
         return "", 204
     sub = stream.subscribe(current_app.extensions["redis_streams"], game.id)
     cfg = current_app.config
-    body = stream.events(store(), sub, game.id, lambda n, ev: event_for(n, ev, seat), after,
-                         float(cfg["STREAM_KEEPALIVE_SECONDS"]))
+    games = store()
+    on_keepalive = None
+    if seat is not None:
+        # presence: an open stream of a seat counts as the seat being seen, now (a stream opened with a token
+        # was recorded by caller() already; a ticket was not) and at every keep-alive while it stays open
+        interval = float(cfg["PRESENCE_INTERVAL_SECONDS"])
+        if ticket is not None:
+            games.touch(game.id, seat, known=game.seen.get(str(seat)), interval=interval)
+
+        def on_keepalive() -> None:
+            games.touch(game.id, seat, interval=interval)
+
+    body = stream.events(games, sub, game.id, lambda n, ev: event_for(n, ev, seat), after,
+                         float(cfg["STREAM_KEEPALIVE_SECONDS"]), on_keepalive)
     resp = current_app.response_class(body, mimetype="text/event-stream")
     # closed with the response too: a client gone before the first chunk never starts the generator
     resp.call_on_close(sub.close)

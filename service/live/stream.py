@@ -128,7 +128,7 @@ def _events(store: Store, sub: PubSub, game_id: str, project: Callable[[int, dic
                     pass
                 break
             if time.monotonic() >= quiet_until:
-                yield KEEPALIVE
                 if on_keepalive is not None:
                     on_keepalive()
+                yield KEEPALIVE
                 quiet_until = time.monotonic() + keepalive
