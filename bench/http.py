@@ -47,17 +47,22 @@ import engine
 from service.redis_local import LocalRedis, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the per-client limits of issue 16 lifted: a benchmark client is one machine asking for everything
+UNLIMITED = {"TILEHOUSE_GAMES_PER_MINUTE": "1000000", "TILEHOUSE_LIVE_GAMES_PER_CLIENT": "1000000",
+             "TILEHOUSE_AI_CPU_MS_PER_MINUTE_PER_CLIENT": "1000000000",
+             "TILEHOUSE_AI_CPU_MS_PER_MINUTE_PER_GAME": "1000000000"}
 
 
 # --------------------------------------------------------------------------- processes
 
 @contextlib.contextmanager
-def _processes(redis_url: str, port: int, ai_workers: int,
-               extra_env: Mapping[str, str] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:
+def _processes(redis_url: str, port: int, ai_workers: int, extra_env: Mapping[str, str] | None = None,
+               worker_args: list[list[str]] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """gunicorn and ``ai_workers`` worker processes (``worker_args[i]``: the arguments of worker ``i``)."""
     env = {**os.environ, **(extra_env or {}), "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
            "TILEHOUSE_WEB_CONCURRENCY": "2", "TILEHOUSE_BIND": f"127.0.0.1:{port}",
-           # the benchmark asks for far more suggestions than a person would
-           "TILEHOUSE_SUGGESTIONS_PER_MINUTE": "1000000",
+           # the benchmark asks for far more suggestions (and games) than a person would
+           "TILEHOUSE_SUGGESTIONS_PER_MINUTE": "1000000", **UNLIMITED,
            # the split search asks for a long time budget (its iterations end it) and 2 workers
            "TILEHOUSE_AI_MAX_TIME_MS": "600000", "TILEHOUSE_AI_MAX_ITERATIONS": "1000000"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
@@ -66,8 +71,9 @@ def _processes(redis_url: str, port: int, ai_workers: int,
                                                ["--workers", "2", "--bind", f"127.0.0.1:{port}"]),
            "service:create_app()"]
     procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    for _ in range(ai_workers):
-        procs.append(subprocess.Popen([sys.executable, str(ROOT / "worker.py")], cwd=ROOT, env=env,
+    for i in range(ai_workers):
+        extra = worker_args[i] if worker_args and i < len(worker_args) else []
+        procs.append(subprocess.Popen([sys.executable, str(ROOT / "worker.py"), *extra], cwd=ROOT, env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
         deadline = time.monotonic() + 30

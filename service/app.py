@@ -84,6 +84,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["store"] = Store(conn, cfg["GAME_TTL_SECONDS"])
 
     api.register(app)
+    from service.fairplay import limits
+
+    limits.init_app(app)
     problems.init_app(app)
 
     @app.get("/openapi.yaml")

@@ -50,6 +50,14 @@ DEFAULT_STREAM_TICKET_TTL_SECONDS = 60
 
 #: a seat's presence (``last_seen_ms``) is written at most this often, in seconds (issue 11)
 DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
+#: new games one client address may create per minute (a moving window; more is a 429)
+DEFAULT_GAMES_PER_MINUTE = 10
+#: games of one client address that may be live (not finished, expired or deleted) at once
+DEFAULT_LIVE_GAMES_PER_CLIENT = 20
+#: milliseconds of AI search (suggestions) one game may be charged per clock minute
+DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME = 120_000
+#: milliseconds of AI search (suggestions) one client (bearer token, else address) may be charged per minute
+DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT = 60_000
 #: the server secret mixed into the seeds of tables with human seats (service.fairplay.seeds); empty: a
 #: random secret generated once and kept in Redis
 DEFAULT_SEED_SECRET = ""
@@ -72,6 +80,10 @@ DEFAULTS: dict[str, Any] = {
     "STREAM_TICKET_TTL_SECONDS": DEFAULT_STREAM_TICKET_TTL_SECONDS,
     "PRESENCE_INTERVAL_SECONDS": DEFAULT_PRESENCE_INTERVAL_SECONDS,
     "SEED_SECRET": DEFAULT_SEED_SECRET,
+    "GAMES_PER_MINUTE": DEFAULT_GAMES_PER_MINUTE,
+    "LIVE_GAMES_PER_CLIENT": DEFAULT_LIVE_GAMES_PER_CLIENT,
+    "AI_CPU_MS_PER_MINUTE_PER_GAME": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME,
+    "AI_CPU_MS_PER_MINUTE_PER_CLIENT": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT,
 }
 
 #: engine parameter -> the setting that caps it, for every engine that has the parameter

@@ -44,6 +44,7 @@ from rq.timeouts import JobTimeoutException
 
 import ai
 from service import config
+from service.fairplay import budget
 from service.live import clock
 from service.store import Game, GameNotFound, NotYourTurn, Store, VersionConflict
 
@@ -229,6 +230,7 @@ def suggest(game_id: str, version: int, seat: int, engine_id: str, params: Mappi
     if game.version != version or game.state.to_move != seat:
         return {"outcome": "stale", "version": game.version}
     decision = ai.decide(engine_id, game.state, seat, dict(params), seed)
+    budget.refund_unused(job.connection, job.meta.get("budget"), float((decision.stats or {}).get("elapsed_ms", 0)))
     _record_ai_job(job.connection, engine_id, "suggested")
     if part:
         return decision
@@ -263,12 +265,15 @@ def decision_json(decision: Any, engine_id: str) -> dict[str, Any]:
 
 def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str, params: dict[str, Any],
                        workers: int, seed: int, request_id: str | None,
-                       cfg: Mapping[str, Any] | None = None) -> Job:
+                       cfg: Mapping[str, Any] | None = None, charged: Mapping[str, Any] | None = None) -> Job:
+    """Queue a suggestion (split into parts for ``workers > 1``).  ``charged``: what the AI budget charged
+    each part (``service.fairplay.budget``), kept in the part's meta so that the worker gives back what the
+    search did not use."""
     cfg = cfg or settings()
     queue = Queue(SUGGEST, connection=conn)
     base = f"suggest-{game.id}-{secrets.token_hex(8)}"
     meta = {"kind": "suggestion", "game": game.id, "version": game.version, "seat": seat,
-            "engine": engine_id, "request_id": request_id}
+            "engine": engine_id, "request_id": request_id, "budget": dict(charged) if charged else None}
     common = {"timeout": cfg["AI_JOB_TIMEOUT_SECONDS"], "result_ttl": cfg["JOB_RESULT_TTL_SECONDS"],
               "failure_ttl": cfg["JOB_FAILURE_TTL_SECONDS"]}
     store = Store(conn, cfg["GAME_TTL_SECONDS"])

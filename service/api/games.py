@@ -29,7 +29,8 @@ from service.api import (
 )
 from service.api import engines as engines_api
 from service.api.jobs import job_json
-from service.fairplay import seeds
+from service.fairplay import budget, limits, seeds
+from service.fairplay.clients import address_key, client_key
 from service.live import clock as live_clock
 from service.problems import Problem, from_exception, invalid
 from service.store import Game, NotStarted, NotYourTurn, TimeUp, VersionConflict, new_game_id, now_ms
@@ -42,6 +43,7 @@ def _load(game_id: str) -> Game:
 
 
 @bp.post("")
+@limits.limit_creation
 def create_game() -> ResponseReturnValue:
     data = schemas.load(schemas.CREATE_GAME, json_body())
     rs = engine.get_rules(data["rules"])
@@ -64,6 +66,7 @@ def create_game() -> ResponseReturnValue:
             meta["engine"] = s["engine"]
         seats.append(meta)
     game_id = new_game_id()
+    limits.admit_game(conn(), current_app.config, address_key(), game_id)
     tokens = {str(i): auth.new_token(game_id) for i, s in enumerate(seats) if s["kind"] == "human"}
     admin = auth.new_token(game_id)
     hashes = {k: auth.token_hash(t) for k, t in tokens.items()}
@@ -183,9 +186,10 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
     if count > current_app.config["SUGGESTIONS_PER_MINUTE"]:
         raise Problem(429, f"at most {current_app.config['SUGGESTIONS_PER_MINUTE']} suggestions per seat and "
                            "minute", headers={"Retry-After": str(retry)})
+    charged = budget.charge(conn(), current_app.config, game_id, client_key(), params, data["workers"])
     seed = data["seed"] if "seed" in data else secrets.randbits(63)
     job = jobs.enqueue_suggestion(conn(), game, seat, engine_id, params, data["workers"], seed, request_id(),
-                                  cfg=current_app.config)
+                                  cfg=current_app.config, charged=charged)
     resp = jsonify(job_json(job))
     resp.status_code = 202
     resp.headers["Location"] = f"/v1/jobs/{job.id}"

@@ -1,0 +1,99 @@
+"""The AI CPU budget (issue 16.1): milliseconds of AI search one game and one client may have per minute.
+
+A suggestion is charged, when it is asked for, the most it can cost: each of its ``workers`` parts may
+search for ``time_ms`` (an engine without ``time_ms`` -- greedy, random -- is charged a nominal
+:data:`NOMINAL_COST_MS`).  The charge goes to two budgets in Redis, both for the current clock minute:
+
+* the game's, ``th:budget:{<game id>}:<minute>`` (``AI_CPU_MS_PER_MINUTE_PER_GAME``, default 120000), and
+* the client's, ``th:budget:client:<client>:<minute>`` (``AI_CPU_MS_PER_MINUTE_PER_CLIENT``, default 60000;
+  the client is the bearer token, see :mod:`service.fairplay.clients`).
+
+Each charge is one Lua script on one key (``INCRBY`` only if the total stays within the budget), so the
+two keys may live on different Redis Cluster slots; when the client's budget refuses after the game's has
+accepted, the game's charge is given back.  A refused suggestion is a 429 problem (``ai-budget``) with
+``Retry-After`` = the seconds left in the minute, and nothing is queued.  When a part job ends, the worker
+gives back what it did not use (charged ``time_ms`` minus the search's ``elapsed_ms``), so the budget counts
+the CPU really spent; a give-back never makes a key that has expired meanwhile.
+
+Play jobs of AI seats are not charged: they are the game itself, bounded by the parameter caps, by the
+live-games cap and by the creation rate (:mod:`.limits`); refusing them would stall the game.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+
+from service.problems import Problem
+
+#: the charge of a suggestion by an engine with no ``time_ms`` parameter, in milliseconds
+NOMINAL_COST_MS = 100
+#: seconds a budget key outlives its minute
+KEY_TTL_SECONDS = 120
+
+#: KEYS: a budget key.  ARGV: cost, limit, ttl.  The new total, or -1 when it would exceed the limit.
+CHARGE_LUA = """
+local total = tonumber(redis.call('GET', KEYS[1]) or '0') + tonumber(ARGV[1])
+if total > tonumber(ARGV[2]) then return -1 end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return total
+"""
+#: KEYS: a budget key.  ARGV: milliseconds to give back.  Only while the key exists.
+REFUND_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('DECRBY', KEYS[1], ARGV[1])
+"""
+
+
+def game_key(game_id: str, minute: int) -> str:
+    return f"th:budget:{{{game_id}}}:{minute}"
+
+
+def client_key(client: str, minute: int) -> str:
+    return f"th:budget:client:{client}:{minute}"
+
+
+def part_cost_ms(params: Mapping[str, Any]) -> int:
+    """The most one search with ``params`` may take, in milliseconds."""
+    time_ms = params.get("time_ms")
+    return int(time_ms) if isinstance(time_ms, int) else NOMINAL_COST_MS
+
+
+def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str, params: Mapping[str, Any],
+           workers: int, now: float | None = None) -> dict[str, Any]:
+    """Charge a suggestion of ``workers`` parts to the game's and the client's budgets of this minute, or
+    raise a 429 problem.  Returns what each part may give back (for the job's meta)."""
+    now = time.time() if now is None else now
+    minute = int(now // 60)
+    part = part_cost_ms(params)
+    cost = part * workers
+    retry = str(max(1, math.ceil(60 - now % 60)))
+    keys = [game_key(game_id, minute), client_key(client, minute)]
+    limits = [int(cfg["AI_CPU_MS_PER_MINUTE_PER_GAME"]), int(cfg["AI_CPU_MS_PER_MINUTE_PER_CLIENT"])]
+    whose = ("this game", "this client")
+    charged: list[str] = []
+    for key, limit, who in zip(keys, limits, whose, strict=True):
+        if conn.eval(CHARGE_LUA, 1, key, cost, limit, KEY_TTL_SECONDS) == -1:
+            for done in charged:
+                conn.eval(REFUND_LUA, 1, done, cost)
+            raise Problem(429, f"the AI budget of {who} for this minute ({limit} ms of search) cannot pay for "
+                               f"{cost} ms more ({workers} x time_ms {part}); ask for less or wait",
+                          slug="ai-budget", title="AI budget spent", headers={"Retry-After": retry})
+        charged.append(key)
+    return {"keys": keys, "part_ms": part}
+
+
+def refund_unused(conn: redis.Redis, charged: Mapping[str, Any] | None, used_ms: float) -> None:
+    """Give back what a part job charged and did not use (``used_ms``: its search's elapsed time)."""
+    if not charged:
+        return
+    unused = int(charged["part_ms"] - max(0.0, used_ms))
+    if unused <= 0:
+        return
+    for key in charged["keys"]:
+        conn.eval(REFUND_LUA, 1, key, unused)

@@ -1,0 +1,105 @@
+"""Limits on making tables (issue 16.2): how many games one client may create per minute, and how many of
+its games may be live (not finished, not expired, not deleted) at once.
+
+* The creation rate is a request-rate limit, kept by Flask-Limiter (``limits`` underneath) in the service's
+  Redis, so every API process counts the same requests: ``GAMES_PER_MINUTE`` (default 10) ``POST
+  /v1/games`` per client address in a moving one-minute window; more is a 429 problem with ``Retry-After``.
+  Only created games count (``deduct_when``: a 422 costs nothing).  The client is the address
+  (:func:`service.fairplay.clients.address_key`), not a token: a creator has no token of its own yet, and a
+  made-up ``Authorization`` header must not make a fresh client.
+* The live-games cap is not a rate: each client address has a Redis sorted set of the games it created
+  (``th:client:<address>:games``, game id -> creation time); before a game is admitted the set is pruned
+  of games that are gone or finished, then one Lua script adds the new id only while fewer than
+  ``LIVE_GAMES_PER_CLIENT`` (default 20) remain.  More is a 429 problem (``live-games``) whose
+  ``Retry-After`` is a guess (a minute): room is made by finishing or deleting a game.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+from flask import Flask, Response, current_app
+from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
+
+from service.fairplay.clients import address_key
+from service.problems import Problem, response
+from service.store import GameNotFound, Store
+
+#: prefix of Flask-Limiter's keys in Redis
+KEY_PREFIX = "th:limits"
+#: the Retry-After of a refused game when the live cap is reached, in seconds
+LIVE_RETRY_AFTER_SECONDS = 60
+
+#: KEYS: the client's game set.  ARGV: cap, game id, now (ms), ttl.  1 when the game was admitted.
+ADMIT_LUA = """
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+
+
+def _rate_limited(limit: RequestLimit) -> Response:
+    retry = min(60, max(1, math.ceil(limit.reset_at - time.time())))  # reset_at is rounded up
+    return response(Problem(429, f"at most {limit.limit.amount} new games per {limit.limit.GRANULARITY.name} "
+                                 "from one client; try again later", slug="rate-limited",
+                            headers={"Retry-After": str(retry)}))
+
+
+limiter = Limiter(key_func=address_key, key_prefix=KEY_PREFIX, strategy="moving-window", on_breach=_rate_limited)
+
+
+def games_per_minute() -> str:
+    return f"{current_app.config['GAMES_PER_MINUTE']} per minute"
+
+
+def created(resp: Response) -> bool:
+    return resp.status_code == 201
+
+
+#: the decorator of the creating routes
+limit_creation = limiter.limit(games_per_minute, deduct_when=created)
+
+
+def init_app(app: Flask) -> None:
+    """Flask-Limiter on the service's Redis (``RATELIMIT_*`` settings may still be given in the config)."""
+    app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"])
+    app.config.setdefault("RATELIMIT_HEADERS_ENABLED", False)
+    limiter.init_app(app)
+    # the problem document made by _rate_limited, ahead of the generic handler of service.problems
+    app.register_error_handler(RateLimitExceeded, _breached)
+
+
+def _breached(exc: RateLimitExceeded) -> Response:
+    if exc.response is not None:
+        return exc.response
+    return response(Problem(429, exc.description or "too many requests", headers={"Retry-After": "60"}))
+
+
+def games_key(client: str) -> str:
+    return f"th:client:{client}:games"
+
+
+def admit_game(conn: redis.Redis, cfg: Mapping[str, Any], client: str, game_id: str) -> None:
+    """Count ``game_id`` as a live game of ``client``, or raise a 429 problem when it has too many."""
+    key = games_key(client)
+    store = Store(conn, cfg["GAME_TTL_SECONDS"])
+    for raw in conn.zrange(key, 0, -1):
+        other = raw.decode() if isinstance(raw, bytes) else str(raw)
+        try:
+            finished = store.get(other).state.finished
+        except GameNotFound:
+            finished = True
+        if finished:
+            conn.zrem(key, other)
+    cap = int(cfg["LIVE_GAMES_PER_CLIENT"])
+    admitted = conn.eval(ADMIT_LUA, 1, key, cap, game_id, int(time.time() * 1000), int(cfg["GAME_TTL_SECONDS"]))
+    if not admitted:
+        raise Problem(429, f"at most {cap} live games per client: finish or delete one first",
+                      slug="live-games", title="Too many live games",
+                      headers={"Retry-After": str(LIVE_RETRY_AFTER_SECONDS)})
+

@@ -1,0 +1,115 @@
+"""Issue 16.1 and 16.2: the AI CPU budget per game and per client (429 with ``Retry-After``, nothing queued,
+unused time given back by the worker), the creation rate per client (Flask-Limiter on Redis) and the cap on
+live games per client.  Real HTTP (Flask test client, every answer validated against openapi.yaml), a real
+Redis, a real RQ worker."""
+
+from __future__ import annotations
+
+from api_support import bearer, create, humans, tokens_by_seat
+
+pytest_plugins = ["api_fixtures"]
+
+KOZEL_AI = [{"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "random"}]
+
+
+def _queued(app) -> int:
+    return sum(len(q) for q in app.extensions["queues"].values())
+
+
+def _retry_after(r) -> int:
+    value = int(r.headers["Retry-After"])
+    assert 1 <= value <= 60
+    return value
+
+
+def _two_humans(client) -> tuple[str, dict[int, dict[str, str]], int]:
+    created = create(client, "kozel", humans(2))
+    return created["game"]["id"], {s: bearer(t) for s, t in tokens_by_seat(created).items()}, created["game"]["to_move"]
+
+
+def _ask(client, game_id: str, h: dict[str, str], time_ms: int, workers: int = 1):
+    return client.post(f"/v1/games/{game_id}/suggestions", headers=h,
+                       json={"engine": "ismcts", "params": {"time_ms": time_ms, "iterations": 3}, "workers": workers})
+
+
+def test_a_games_ai_budget_refuses_more_search_with_429_and_retry_after_and_queues_nothing(make_app):
+    app = make_app(AI_CPU_MS_PER_MINUTE_PER_GAME=1000)
+    client = app.test_client()
+    game_id, h, seat = _two_humans(client)
+    assert _ask(client, game_id, h[seat], 300, workers=2).status_code == 202  # 600 ms charged
+    queued = _queued(app)
+    refused = _ask(client, game_id, h[seat], 250, workers=2)  # 500 more would make 1100
+    assert refused.status_code == 429
+    assert refused.get_json()["type"].endswith(":ai-budget") and "this game" in refused.get_json()["detail"]
+    _retry_after(refused)
+    assert _queued(app) == queued
+    assert _ask(client, game_id, h[seat], 400).status_code == 202  # exactly 1000
+
+
+def test_a_clients_ai_budget_is_its_own_while_the_game_has_room(make_app):
+    client = make_app(AI_CPU_MS_PER_MINUTE_PER_CLIENT=500).test_client()
+    game_id, h, seat = _two_humans(client)
+    assert _ask(client, game_id, h[seat], 500).status_code == 202
+    refused = _ask(client, game_id, h[seat], 1)
+    assert refused.status_code == 429 and "this client" in refused.get_json()["detail"]
+    _retry_after(refused)
+    # the other seat of the same game is another client, and the game's own budget still has room
+    url = f"/v1/games/{game_id}"
+    while client.get(url).get_json()["to_move"] == seat:
+        move = client.get(f"{url}/moves", headers=h[seat]).get_json()[0]["id"]
+        assert client.post(f"{url}/moves", json={"move": move}, headers=h[seat]).status_code == 200
+    assert _ask(client, game_id, h[1 - seat], 500).status_code == 202
+
+
+def test_the_worker_gives_back_the_budget_a_search_did_not_use(make_app, redis_conn):
+    from rq import SimpleWorker
+
+    app = make_app(AI_CPU_MS_PER_MINUTE_PER_GAME=1000)
+    client = app.test_client()
+    game_id, h, seat = _two_humans(client)
+    first = _ask(client, game_id, h[seat], 900)  # 3 iterations: a few milliseconds of the 900 charged
+    assert first.status_code == 202
+    assert _ask(client, game_id, h[seat], 900).status_code == 429
+    SimpleWorker([app.extensions["queues"]["suggest"]], connection=redis_conn).work(burst=True)
+    done = client.get(f"/v1/jobs/{first.get_json()['id']}", headers=h[seat]).get_json()
+    assert done["status"] == "finished" and done["result"]["stats"]["elapsed_ms"] < 800
+    assert _ask(client, game_id, h[seat], 900).status_code == 202
+
+
+def test_game_creation_from_one_address_is_rate_limited_and_refused_bodies_do_not_count(make_app):
+    client = make_app(GAMES_PER_MINUTE=3).test_client()
+    for _ in range(4):
+        assert client.post("/v1/games", json={"rules": "kozel", "seats": humans(9)}).status_code == 422
+    for _ in range(3):
+        create(client, "kozel", humans(2))
+    refused = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)})
+    assert refused.status_code == 429 and refused.get_json()["type"].endswith(":rate-limited")
+    _retry_after(refused)
+    # a made-up token does not make a new client; another address is one
+    fake = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)}, headers=bearer("x.y"))
+    assert fake.status_code == 429
+    elsewhere = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)},
+                            environ_base={"REMOTE_ADDR": "192.0.2.7"})
+    assert elsewhere.status_code == 201
+
+
+def test_live_games_per_client_are_capped_and_a_finished_or_deleted_game_makes_room(make_app, redis_conn):
+    app = make_app(LIVE_GAMES_PER_CLIENT=2)
+    client = app.test_client()
+    first = create(client, "kozel", humans(2))
+    create(client, "kozel", KOZEL_AI, options={"target": 10})
+    refused = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)})
+    assert refused.status_code == 429 and refused.get_json()["type"].endswith(":live-games")
+    _retry_after(refused)
+    assert len(redis_conn.keys("th:game:{*}")) == 2
+    # the all-AI game plays to its end: room for one more
+    from rq import SimpleWorker
+
+    SimpleWorker([app.extensions["queues"]["play"]], connection=redis_conn).work(burst=True)
+    third = create(client, "kozel", humans(2))
+    assert client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)}).status_code == 429
+    # deleting a game makes room too
+    gone = client.delete(f"/v1/games/{first['game']['id']}", headers=bearer(first["admin_token"]))
+    assert gone.status_code == 204
+    create(client, "kozel", humans(2))
+    assert third["game"]["id"]
