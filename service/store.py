@@ -16,8 +16,6 @@ Lua script may touch them all:
   produces at least one event), which only the replay of a finished match shows (issue 13).  The event
   number ``n`` is the list position + 1, so ``after=N`` is one ``LRANGE``.
 * ``th:game:{<id>}:jobs`` -- a set of the RQ job ids queued for the game, so ``DELETE`` can remove them.
-* ``th:game:{<id>}:rate`` -- a hash of suggestion counts per seat and minute (``"<seat>:<minute>"``), for
-  the suggestion rate limit; it expires two minutes after its last count.
 * ``th:game:{<id>}:ticket:<sha256>`` -- one per stream ticket (service/live/tickets.py): the seat it opens
   streams for, expiring with the ticket.
 * ``th:game:{<id>}:live`` -- not a key but the pub/sub channel on which the commit announces new events.
@@ -174,10 +172,6 @@ def jobs_key(game_id: str) -> str:
     return f"{PREFIX}{{{game_id}}}:jobs"
 
 
-def rate_key(game_id: str) -> str:
-    return f"{PREFIX}{{{game_id}}}:rate"
-
-
 def live_channel(game_id: str) -> str:
     """The pub/sub channel on which every commit that appends events announces the new event count (a
     channel, not a key: it holds nothing; named under the game's hash tag for Redis 7's sharded pub/sub)."""
@@ -190,7 +184,7 @@ def lobby_key(rules_id: str | None = None) -> str:
 
 
 def keys_of(game_id: str) -> list[str]:
-    """The keys the move script touches (the rate hash has its own, shorter life)."""
+    """The keys the move script touches."""
     return [game_key(game_id), events_key(game_id), jobs_key(game_id)]
 
 
@@ -366,20 +360,11 @@ class Store:
         """Remove every key of the game; returns the ids of its RQ jobs (the caller removes those)."""
         job_ids = sorted(j.decode() for j in cast(set[bytes], self.conn.smembers(jobs_key(game_id))))
         rules = self.conn.hget(game_key(game_id), "doc")
-        self.conn.delete(*keys_of(game_id), rate_key(game_id))
+        self.conn.delete(*keys_of(game_id))
         self.conn.publish(live_channel(game_id), "deleted")  # open streams of the game end now
         if rules is not None:
             self._unlist(game_id, json.loads(rules)["rules"])
         return job_ids
-
-    def count_suggestion(self, game_id: str, seat: int, now: float) -> tuple[int, int]:
-        """Count one suggestion of ``seat`` in the current minute: ``(count so far, seconds left in it)``."""
-        minute = int(now // 60)
-        pipe = self.conn.pipeline(transaction=True)
-        pipe.hincrby(rate_key(game_id), f"{seat}:{minute}", 1)
-        pipe.expire(rate_key(game_id), 120)
-        count, _ = pipe.execute()
-        return int(count), 60 - int(now) % 60
 
     def add_job(self, game_id: str, job_id: str) -> None:
         pipe = self.conn.pipeline(transaction=False)

@@ -279,10 +279,12 @@ def test_redis_unreachable_is_503_with_retry_after(redis_conn):
 def test_too_many_suggestions_from_one_seat_are_429_with_retry_after(app, client, game):
     app.config["SUGGESTIONS_PER_MINUTE"] = 2
     url = f"/v1/games/{game['id']}/suggestions"
+    # refused requests do not count (only accepted suggestions do)
+    for _ in range(3):
+        assert client.post(url, json={"engine": "nope"}, headers=game["mover"]).status_code == 422
     answers = [client.post(url, json={"engine": "random"}, headers=game["mover"]) for _ in range(3)]
-    if answers[-1].status_code == 202:  # the clock minute turned between the requests; the count restarts
-        answers = [client.post(url, json={"engine": "random"}, headers=game["mover"]) for _ in range(3)]
-    assert answers[0].status_code == 202
+    assert [a.status_code for a in answers] == [202, 202, 429]
     r = answers[-1]
     _problem(r, 429)
+    assert r.get_json()["type"].endswith(":rate-limited") and "suggestions from one seat" in r.get_json()["detail"]
     assert 0 < int(r.headers["Retry-After"]) <= 60

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import time
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
@@ -162,6 +161,7 @@ def list_events(game_id: str) -> ResponseReturnValue:
 
 
 @bp.post("/<game_id>/suggestions")
+@limits.limit_suggestions
 def post_suggestion(game_id: str) -> ResponseReturnValue:
     game = _load(game_id)
     seat = seat_of(game)
@@ -182,10 +182,6 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
         raise NotStarted(game.open_seats)
     if game.state.to_move != seat:
         raise NotYourTurn(seat, game.state.to_move)
-    count, retry = store().count_suggestion(game_id, seat, time.time())
-    if count > current_app.config["SUGGESTIONS_PER_MINUTE"]:
-        raise Problem(429, f"at most {current_app.config['SUGGESTIONS_PER_MINUTE']} suggestions per seat and "
-                           "minute", headers={"Retry-After": str(retry)})
     charged = budget.charge(conn(), current_app.config, game_id, client_key(), params, data["workers"])
     seed = data["seed"] if "seed" in data else secrets.randbits(63)
     job = jobs.enqueue_suggestion(conn(), game, seat, engine_id, params, data["workers"], seed, request_id(),

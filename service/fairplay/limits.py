@@ -1,5 +1,8 @@
-"""Limits on making tables (issue 16.2): how many games one client may create per minute, and how many of
-its games may be live (not finished, not expired, not deleted) at once.
+"""Request-rate limits (issue 16): how many games one client may create per minute, how many of its games
+may be live (not finished, not expired, not deleted) at once, and how many suggestions a seat may ask for.
+
+* Suggestions: at most ``SUGGESTIONS_PER_MINUTE`` (default 30) accepted suggestions per seat (its token) in
+  a moving minute, kept by Flask-Limiter like the creation rate below; more is a 429 with ``Retry-After``.
 
 * The creation rate is a request-rate limit, kept by Flask-Limiter (``limits`` underneath) in the service's
   Redis, so every API process counts the same requests: ``GAMES_PER_MINUTE`` (default 10) ``POST
@@ -22,10 +25,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import redis
-from flask import Flask, Response, current_app
+from flask import Flask, Response, current_app, request
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
-from service.fairplay.clients import address_key
+from service.fairplay.clients import address_key, client_key
 from service.problems import Problem, response
 from service.store import GameNotFound, Store
 
@@ -43,10 +46,16 @@ return 1
 """
 
 
+#: what each limited route counts, for the problem's detail
+_COUNTED = {"games.create_game": "new games from one client address",
+            "games.post_suggestion": "suggestions from one seat"}
+
+
 def _rate_limited(limit: RequestLimit) -> Response:
     retry = min(60, max(1, math.ceil(limit.reset_at - time.time())))  # reset_at is rounded up
-    return response(Problem(429, f"at most {limit.limit.amount} new games per {limit.limit.GRANULARITY.name} "
-                                 "from one client; try again later", slug="rate-limited",
+    what = _COUNTED.get(request.endpoint or "", "requests from one client")
+    return response(Problem(429, f"at most {limit.limit.amount} {what} per {limit.limit.GRANULARITY.name}; "
+                                 f"try again in {retry} s", slug="rate-limited",
                             headers={"Retry-After": str(retry)}))
 
 
@@ -61,8 +70,18 @@ def created(resp: Response) -> bool:
     return resp.status_code == 201
 
 
+def suggestions_per_minute() -> str:
+    return f"{current_app.config['SUGGESTIONS_PER_MINUTE']} per minute"
+
+
+def accepted(resp: Response) -> bool:
+    return resp.status_code == 202
+
+
 #: the decorator of the creating routes
 limit_creation = limiter.limit(games_per_minute, deduct_when=created)
+#: the decorator of the suggestion route: per seat (its token), only accepted suggestions count
+limit_suggestions = limiter.limit(suggestions_per_minute, key_func=client_key, deduct_when=accepted)
 
 
 def init_app(app: Flask) -> None:
