@@ -162,6 +162,27 @@ def on_exit(server: Any) -> None:
         shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
 
 
+def post_worker_init(worker: Any) -> None:
+    """gevent: on SIGTERM, besides gunicorn's own stop (no new connections, requests in flight finish), end
+    the worker's open push streams at once (service.live.stream.end_all): they never end by themselves, and
+    the worker would otherwise wait the whole graceful timeout for them before it exits."""
+    if worker_class != "gevent":
+        return
+    import signal
+
+    import gevent
+
+    from service.live import stream
+
+    own = worker.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:
+        own(sig, frame)
+        gevent.spawn(stream.end_all)  # out of the signal handler, in the worker's hub
+
+    signal.signal(signal.SIGTERM, handle_exit)
+
+
 def child_exit(server: Any, worker: Any) -> None:
     """Let prometheus_client drop the live-gauge files of a gunicorn worker that has exited."""
     from prometheus_client import multiprocess

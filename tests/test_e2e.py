@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 
 import pytest
 from api_support import ROOT, check_response, check_schema, sse_frames
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.e2e
 
 #: seconds between keep-alive comments of a quiet stream (short, so reading one never waits long)
 STREAM_KEEPALIVE = 0.5
+#: gunicorn's graceful timeout in these tests (seconds)
+GRACEFUL_TIMEOUT = 60
 
 
 def _call(base: str, method: str, path: str, body: dict | None = None, token: str | None = None):
@@ -56,12 +59,27 @@ def _wait_ready(base: str, procs: list[subprocess.Popen], timeout: float = 30.0)
     raise AssertionError("the API did not become ready")
 
 
+@dataclass
+class Processes:
+    base: str
+    gunicorn: subprocess.Popen
+    worker: subprocess.Popen
+
+
 @pytest.fixture
-def server(redis_conn, redis_url, tmp_path):
+def server(processes):
+    return processes.base
+
+
+@pytest.fixture
+def processes(redis_conn, redis_url, tmp_path):
     port = free_port()
     env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
            "TILEHOUSE_BIND": f"127.0.0.1:{port}", "TILEHOUSE_WEB_CONCURRENCY": "2",
-           "TILEHOUSE_STREAM_KEEPALIVE_SECONDS": str(STREAM_KEEPALIVE)}
+           "TILEHOUSE_STREAM_KEEPALIVE_SECONDS": str(STREAM_KEEPALIVE),
+           # far above the time a stop takes, so that a stream ended by the stop cannot be mistaken for one
+           # cut by the graceful timeout
+           "TILEHOUSE_GRACEFUL_TIMEOUT": str(GRACEFUL_TIMEOUT)}
     for name in ("PROMETHEUS_MULTIPROC_DIR", "TILEHOUSE_WORKER_CLASS"):
         env.pop(name, None)
     with open(tmp_path / "gunicorn.log", "wb") as glog, open(tmp_path / "worker.log", "wb") as wlog:
@@ -73,7 +91,7 @@ def server(redis_conn, redis_url, tmp_path):
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(base, [gunicorn, worker])
-        yield base
+        yield Processes(base, gunicorn, worker)
     finally:
         for p in (worker, gunicorn):
             p.send_signal(signal.SIGTERM)
@@ -203,3 +221,18 @@ def test_a_browser_follows_a_game_on_its_stream_with_a_ticket_resumes_it_and_see
     # a reconnect to the finished game: nothing left, 204, and EventSource stops reconnecting
     status, done = _call(server, "GET", f"/v1/games/{game_id}/stream?ticket={ticket['ticket']}&after={events[-1]['n']}")
     assert status == 204 and done is None
+
+
+def test_a_stopping_api_ends_its_open_streams_at_once_instead_of_holding_them_to_the_graceful_timeout(processes):
+    status, created = _call(processes.base, "POST", "/v1/games", {"rules": "kozel", "seats": [{"kind": "human"}] * 2})
+    assert status == 201
+    streams = [_Stream(processes.base, f"/v1/games/{created['game']['id']}/stream") for _ in range(3)]
+    stopped = time.monotonic()
+    processes.gunicorn.send_signal(signal.SIGTERM)
+    for stream in streams:
+        # each ends (the server closes it after its keep-alives) -- otherwise only the graceful timeout would
+        # end it; its client then reconnects elsewhere with Last-Event-ID
+        assert stream.next_event() is None
+        stream.close()
+    assert time.monotonic() - stopped < GRACEFUL_TIMEOUT / 2, "the streams were held until the graceful timeout"
+    processes.gunicorn.wait(timeout=GRACEFUL_TIMEOUT)

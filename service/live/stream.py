@@ -42,9 +42,11 @@ not a thread, so many open streams do not starve the rest of the API.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -62,6 +64,27 @@ KEEPALIVE = ": keep-alive\n\n"
 log = logging.getLogger(__name__)
 
 
+#: the confirmed subscriptions of the streams open in this process, so that a stopping worker can end them
+_OPEN: weakref.WeakSet[PubSub] = weakref.WeakSet()
+_stopping = False
+
+
+def end_all() -> int:
+    """End every open stream of this process now (a gunicorn worker asked to stop: gunicorn.conf.py calls
+    this on SIGTERM).  Closing a stream's subscription wakes it with a connection error, and the stream
+    ends as after any Redis error: its client reconnects, to another worker, with Last-Event-ID.  Without
+    this a stopping worker would wait its whole graceful timeout for streams that never end by
+    themselves.  Returns how many were open."""
+    global _stopping
+    _stopping = True
+    subs = list(_OPEN)
+    for sub in subs:
+        with contextlib.suppress(Exception):
+            if sub.connection is not None:
+                sub.connection.disconnect()
+    return len(subs)
+
+
 def subscribe(conn: redis.Redis, game_id: str) -> PubSub:
     """A subscription to the game's channel that Redis has confirmed: every commit from now on will be
     announced on it.  Raises a redis error (-> 503) when Redis cannot be reached."""
@@ -72,6 +95,7 @@ def subscribe(conn: redis.Redis, game_id: str) -> PubSub:
         while True:
             msg = sub.get_message(timeout=max(0.0, deadline - time.monotonic()))
             if msg is not None and msg["type"] == "subscribe":
+                _OPEN.add(sub)
                 return sub
             if time.monotonic() > deadline:
                 raise redis.TimeoutError("Redis did not confirm the subscription")
@@ -94,10 +118,17 @@ def events(store: Store, sub: PubSub, game_id: str, project: Callable[[int, dict
     try:
         yield from _events(store, sub, game_id, project, after, keepalive, on_keepalive)
     except redis.RedisError as exc:
-        # Redis went away, or the subscription was dropped (a notification may have been lost with it):
-        # end the stream; the client reconnects with Last-Event-ID and misses nothing.
-        log.warning("push stream ended by a Redis error", extra={"game": game_id, "error": str(exc)})
+        # Redis went away, or the subscription was dropped (a notification may have been lost with it), or
+        # the worker is stopping (end_all): end the stream; the client reconnects with Last-Event-ID.
+        if not _stopping:
+            log.warning("push stream ended by a Redis error", extra={"game": game_id, "error": str(exc)})
+    except (OSError, ValueError):
+        # end_all() closed the subscription's socket under the reading stream (redis-py then fails with
+        # an OSError or on its closed read buffer): the end that was asked for, nothing to report
+        if not _stopping:
+            raise
     finally:
+        _OPEN.discard(sub)
         sub.close()
 
 
