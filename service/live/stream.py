@@ -150,6 +150,10 @@ def _events(store: Store, sub: PubSub, game_id: str, project: Callable[[int, dic
         # block on the subscription until a commit is announced; a comment whenever the line was quiet
         quiet_until = time.monotonic() + keepalive
         while True:
+            if _stopping:
+                # end_all() closed the subscription while this stream was not waiting on it: redis-py would
+                # reconnect it on the next read
+                return
             msg = sub.get_message(ignore_subscribe_messages=True,
                                   timeout=max(0.0, quiet_until - time.monotonic()))
             if msg is not None and msg["type"] == "message":
