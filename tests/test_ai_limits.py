@@ -31,6 +31,12 @@ def test_the_engine_listing_shows_each_capped_parameter_with_its_cap(make_app):
     assert listed["ismcts"]["params"] == list(params.values())
 
 
+def test_the_engine_listing_shows_the_workers_a_suggestion_may_ask_for(make_app):
+    listed = {e["id"]: e for e in make_app(AI_MAX_WORKERS=3).test_client().get("/v1/engines").get_json()}
+    assert listed["ismcts"]["workers"] == {"default": 1, "minimum": 1, "maximum": 3, "cap": 3}
+    assert listed["greedy"]["workers"]["maximum"] == 1 and listed["random"]["workers"]["maximum"] == 1
+
+
 @pytest.mark.parametrize(("body", "field"), [
     ({"params": {"time_ms": 600_000, "iterations": 100}}, "params"),
     ({"params": {"iterations": 1_000_000}}, "params"),

@@ -5,7 +5,8 @@ Server caps (issue 16): the parameters named in ``config.PARAM_CAPS`` (``time_ms
 capped by settings (``TILEHOUSE_AI_MAX_TIME_MS``, ``TILEHOUSE_AI_MAX_ITERATIONS``) for every engine that has
 them.  A value above the cap is refused (422 naming the parameter), never clamped, so a client learns what
 it gets; an engine default above a cap runs at the cap (the client asked for nothing).  The listing shows
-each capped parameter's effective ``maximum`` and ``default`` and the ``cap`` itself.
+each capped parameter's effective ``maximum`` and ``default`` and the ``cap`` itself, and the range of a
+suggestion's ``workers`` (capped by ``TILEHOUSE_AI_MAX_WORKERS``; 1 for engines that cannot split a search).
 """
 
 from __future__ import annotations
@@ -28,9 +29,18 @@ def caps(cfg: Mapping[str, Any]) -> dict[str, int]:
     return {name: int(cfg[setting]) for name, setting in PARAM_CAPS.items()}
 
 
+#: the engines whose suggestions may be split over several workers (root parallelism, ``ai.merge``)
+SPLITTABLE = frozenset({"ismcts"})
+
+
 def describe(engine_id: str, cfg: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    cfg = cfg if cfg is not None else current_app.config
     out = {**ai.ENGINES[engine_id].to_dict(), "id": engine_id}
-    limits = caps(cfg if cfg is not None else current_app.config)
+    # ``workers`` of a suggestion: 1 for an engine that cannot split a search, else up to the server's cap
+    out["workers"] = {"default": 1, "minimum": 1,
+                      "maximum": int(cfg["AI_MAX_WORKERS"]) if engine_id in SPLITTABLE else 1,
+                      "cap": int(cfg["AI_MAX_WORKERS"])}
+    limits = caps(cfg)
     params = []
     for p in out["params"]:
         cap = limits.get(p["name"])

@@ -171,7 +171,7 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
         params = engines_api.check(engine_id, data["params"])
     except Exception as e:
         raise from_exception(e) from None
-    if data["workers"] > 1 and engine_id != "ismcts":
+    if data["workers"] > 1 and engine_id not in engines_api.SPLITTABLE:
         raise invalid({"workers": [f"only ismcts splits a search over workers, not {engine_id!r}"]})
     max_workers = current_app.config["AI_MAX_WORKERS"]
     if data["workers"] > max_workers:
