@@ -11,6 +11,11 @@ Two ways to apply a move:
 * ``apply(move)`` is the unchecked fast path for search: ``move`` must come from ``legal_moves()`` of
   this very state.
 
+Resigning (issue 11): ``resign(seat)`` ends the match at once with the rule set's defined result (each rule
+set's ``_resign`` and ``docs/rules/<rules>.md`` say what the resigning seat pays or forfeits); the result's
+``reason`` is ``"resigned"``, ``resigned`` names the seat, and the ranking puts the resigning seat (in Kozel's
+team play: its side) last, the others in their order by the match's scores.
+
 Events say who may see what: ``{"type": ..., "seat": actor or None, "data": {public facts},
 "secret": {seat: {facts only that seat may see}}}``.  The service stores them and shows each viewer the
 public part plus its own secret part.
@@ -409,6 +414,25 @@ class State(ABC):
                 return have == want
         return bool(have == want)
 
+    # ---- resigning (issue 11)
+
+    def resign(self, seat: Seat) -> list[Event]:
+        """``seat`` resigns (abandons the table, or forfeits on time): the match ends now with the rule set's
+        defined result.  Returns the events: ``resign`` (who, and what it cost) then ``match_end``.
+        ``IllegalMove`` when the match is already over, ``InvalidMove`` for a seat it does not have."""
+        if self.finished:
+            raise IllegalMove("the game is over")
+        if type(seat) is not int or not 0 <= seat < self.players:
+            raise InvalidMove(f"no seat {seat!r} in a {self.players}-player match")
+        log: list[Event] = []
+        self._resign(seat, log)
+        return log
+
+    @abstractmethod
+    def _resign(self, seat: Seat, log: list[Event]) -> None:
+        """End the match with ``seat`` resigning: settle what it pays or forfeits, record it where ``to_dict``
+        keeps it (so ``result()`` can say so after a round trip), finish, and log the events."""
+
     # ---- information
 
     def observed_id(self, move: Move, seat: Seat) -> str:
@@ -503,6 +527,12 @@ def perft(state: State, depth: int) -> int:
 def ranking_from(values: list[float], *, high_is_good: bool = True) -> list[Seat]:
     """Seats ordered best first by ``values`` (stable: equal values keep seat order)."""
     return sorted(range(len(values)), key=lambda s: -values[s] if high_is_good else values[s])
+
+
+def resigned_ranking(ranking: list[Seat], losers: Iterable[Seat]) -> list[Seat]:
+    """``ranking`` with the resigning seat(s) moved to the end (in their order)."""
+    out = set(losers)
+    return [s for s in ranking if s not in out] + [s for s in ranking if s in out]
 
 
 def mean_centered(values: list[float], *, sign: float = 1.0) -> list[float]:

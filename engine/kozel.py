@@ -38,6 +38,11 @@ Interpretations where the texts are silent (each documented in ``docs/rules/koze
 * Eggs are added to what the next losing side records before the 13 rule is applied.
 * The first round with ``previous_winner`` (nobody has won yet) is opened by the highest-double rule.
 
+Resigning (issue 11; not in the sources): the resigning seat's side writes down whatever brings its total up to
+the target (nothing when it is there already), so it is the goat -- in team play the pair of goats -- and the
+match ends; the other totals stand.  Payoffs stay mean-centred (zero-sum).  The round in progress gets a
+summary with ``reason: "resign"``; the result's ``reason`` is ``"resigned"``.
+
 Hidden information.  Hands and the bazaar are hidden; how many tiles each player drew this round is public.
 Every ``draw`` and ``pass`` shows that the player held no tile matching either end at that moment; the forced
 first lead shows that nobody was dealt a tile that ranks above it.  Those facts are kept per seat in a compact
@@ -718,9 +723,35 @@ class KozelState(State):
 
     def result(self) -> dict[str, Any]:
         sc = self.scores()
-        return {"reason": "goat" if self.turn < 0 else None, "scores": sc, "payoffs": self.running_payoffs(),
-                "ranking": ranking_from([float(x) for x in sc], high_is_good=False), "goats": self.goats(),
-                "deals": [self._deal_json(d) for d in self.deals]}
+        out = {"reason": "goat" if self.turn < 0 else None, "scores": sc, "payoffs": self.running_payoffs(),
+               "ranking": ranking_from([float(x) for x in sc], high_is_good=False), "goats": self.goats(),
+               "deals": [self._deal_json(d) for d in self.deals]}
+        last = self.deals[-1] if self.deals else None
+        if last is not None and last["reason"] == "resign":
+            out.update(reason="resigned", resigned=last["out"])
+        return out
+
+    def _resign(self, seat: Seat, log: list[Event]) -> None:
+        """The resigning seat's side is written up to the target: it is the goat."""
+        side = self._side(seat)
+        self.totals = self.totals[:]
+        added = max(0, self.target - self.totals[side])
+        self.totals[side] += added
+        recorded = [0] * self.nsides
+        recorded[side] = added
+        values = [hand_value(h, self.zz25) for h in self.hands]
+        side_values = [values[0] + values[2], values[1] + values[3]] if self.teams else values
+        # ``out`` names the resigning seat in a resignation's summary (nobody went out)
+        summary = {"round": self.round + 1, "reason": "resign", "out": seat, "winner": None,
+                   "hands": list(self.hands), "points": values, "side_points": side_values, "recorded": recorded,
+                   "totals": self.totals[:], "eggs_added": 0, "eggs": self.eggs, "ends": [self.left, self.right]}
+        self.deals = [*self.deals, summary]
+        self.round += 1
+        self.turn = -1
+        log.append(event("resign", seat, side=side, recorded=added, totals=self.totals[:]))
+        res = self.result()
+        log.append(event("match_end", None, reason=res["reason"], scores=res["scores"], goats=res["goats"],
+                         ranking=res["ranking"], resigned=seat))
 
     # ---- information
 

@@ -7,7 +7,8 @@ A replay document (what ``GET /v1/games/{id}/replay`` answers, see ``docs/api.md
   (``State.seed``; the service may derive it from the seed a client asked for, so this is the one to use);
 * ``initial_state``: the engine's ``to_dict()`` of the match before the first move -- every hand of the
   first deal revealed;
-* ``moves``: ``[{"version", "seat", "move"}]``, oldest first; the move that made version ``v``;
+* ``moves``: ``[{"version", "seat", "move"}]``, oldest first; the move that made version ``v`` (``"resign"``:
+  the seat resigned, ``State.resign``);
 * ``events``: every event with its public ``data`` and every seat's ``secret`` part (nothing hidden);
   events the service wrote itself (issue 11: ``join``, ``start``, ``timeout``, ``rematch``) carry
   ``"service": true`` and are not the engine's to reproduce;
@@ -67,10 +68,11 @@ def check(replay: Mapping[str, Any]) -> list[str]:
         if state.finished:
             problems.append(f"{where}: the match was already over")
             break
-        if mv.get("seat") != state.to_move:
+        if mv.get("seat") != state.to_move and mv.get("move") != "resign":  # any seat may resign any time
             problems.append(f"{where}: seat {mv.get('seat')} moved but seat {state.to_move} was to move")
         try:
-            events = state.play(mv["move"])
+            # a resignation (issue 11) is recorded as the move "resign" of the resigning seat
+            events = state.resign(mv["seat"]) if mv["move"] == "resign" else state.play(mv["move"])
         except (EngineError, KeyError, TypeError) as e:
             problems.append(f"{where}: {e}")
             break

@@ -36,6 +36,10 @@ What is implemented, with the section it comes from:
     with ``classic`` is refused with ``BadOptions`` naming the option rather than silently ignored.
   - escalation needs several deals: with ``deals`` 1 the factor is always ×2.
 * Match (§10, README): ``deals`` deals; points are cumulative net points; the ranking is by points.
+* Resigning (issue 11; not in the sources): the deal in progress is abandoned -- payments already made in it
+  stand -- and the resigning seat pays every other seat what a column-less loser pays in a plain settlement
+  (§9.2: 5), times the banker factor when the banker is the resigning seat or the one paid (§9.5).  The
+  result's ``reason`` is ``"resigned"``; the resigning seat ranks last.
 
 Hidden information: face-down discards are seen only by their owner; every other seat sees their count
 (``Move.seen`` of a discard is ``"discard:<n> face down"``, what ``observed_id`` gives the other seats).
@@ -58,7 +62,19 @@ from itertools import combinations
 from typing import Any
 
 from engine.exceptions import BadOptions, BadState
-from engine.game import Event, Move, Option, RuleSet, Seat, State, event, ranking_from, register, shuffle
+from engine.game import (
+    Event,
+    Move,
+    Option,
+    RuleSet,
+    Seat,
+    State,
+    event,
+    ranking_from,
+    register,
+    resigned_ranking,
+    shuffle,
+)
 from engine.tiles import (
     BIG_SIX,
     CF_CIVIL,
@@ -827,10 +843,34 @@ class TienGowState(State):
         return [float(p) for p in self.points]
 
     def result(self) -> dict[str, Any]:
+        resigned = self.summaries[-1].get("resigned") if self.summaries else None
+        ranking = ranking_from([float(p) for p in self.points])
+        if resigned is not None:
+            return {"reason": "resigned", "resigned": resigned, "scores": list(self.points),
+                    "payoffs": [float(p) for p in self.points], "ranking": resigned_ranking(ranking, [resigned]),
+                    "deals": [dict(d) for d in self.summaries]}
         return {"reason": f"{self.deal_no} deal(s) played" if self.finished else None,
                 "scores": list(self.points), "payoffs": [float(p) for p in self.points],
-                "ranking": ranking_from([float(p) for p in self.points]),
+                "ranking": ranking,
                 "deals": [dict(d) for d in self.summaries]}
+
+    def _resign(self, seat: Seat, log: list[Event]) -> None:
+        """The resigning seat pays each other seat 5, times the banker factor when the banker is either."""
+        bf = self.banker_factor()
+        trick = len(self.tricks)
+        forfeit: list[Payment] = [(seat, q, 5 * (bf if self.banker in (seat, q) else 1), "resign", trick, seat)
+                                  for q in range(PLAYERS) if q != seat]
+        before = self.points[:]
+        for payer, payee, amount, *_ in forfeit:
+            self.points[payer] -= amount
+            self.points[payee] += amount
+        summary = {"deal": self.deal_no + 1, "resigned": seat, "banker": self.banker, "banker_factor": bf,
+                   "forfeit": [_payment_dict(p) for p in forfeit],
+                   "net": [self.points[i] - before[i] for i in range(PLAYERS)]}
+        self.summaries += (summary,)
+        self._turn = -1
+        log.append(event("resign", seat, forfeit=summary["forfeit"], points=list(self.points)))
+        log.append(event("match_end", None, points=list(self.points), resigned=seat))
 
 
 RULES_ENTRY = register(RuleSet(

@@ -33,6 +33,10 @@ What is implemented, with where it comes from:
 * Scoring (README): one point per column won; ``games`` games (option, 1–100); the match ranks by points
   (equal points keep seat order).  ``running_payoffs`` = points minus the mean (API.md), cumulative.
 
+Resigning (issue 11; not in the sources): the match ends at once; every other seat scores one point per tile
+left in the resigning seat's hand (the columns it could still have contested in this game; at least 1), the
+games not played count for nothing.  The result's ``reason`` is ``"resigned"``; the resigning seat ranks last.
+
 Hidden information: hands are hidden; everything on the table is public.  INTERPRETATION: tiles put
 underneath are face up in this variant (the seed says nothing of turning tiles down), and the columns of
 finished rounds are trophies laid open, so the view lists every tile played in the current game.
@@ -69,6 +73,7 @@ from engine.game import (
     mean_centered,
     ranking_from,
     register,
+    resigned_ranking,
     shuffle,
 )
 from engine.tiles import (
@@ -846,13 +851,30 @@ class TienGowWallState(State):
         return mean_centered([float(p) for p in self.points])
 
     def result(self) -> dict[str, Any]:
-        return {
+        resigned = self.deals[-1].get("resigned") if self.deals else None
+        ranking = ranking_from([float(p) for p in self.points])
+        out = {
             "reason": f"all {self.games} games played" if self.finished else None,
             "scores": self.points[:],
             "payoffs": self.running_payoffs(),
-            "ranking": ranking_from([float(p) for p in self.points]),
+            "ranking": ranking,
             "deals": [dict(d, columns=list(d["columns"])) for d in self.deals],
         }
+        if resigned is not None:
+            out.update(reason="resigned", resigned=resigned, ranking=resigned_ranking(ranking, [resigned]))
+        return out
+
+    def _resign(self, seat: Seat, log: list[Event]) -> None:
+        """Every other seat scores one point per tile left in the resigning seat's hand (at least one)."""
+        forfeit = max(1, len(self.hands[seat]))
+        for p in range(self.players):
+            if p != seat:
+                self.points[p] += forfeit
+        self.deals.append({"game": self.game + 1, "opener": self.opener, "columns": self.game_cols[:],
+                           "last_round_winner": None, "resigned": seat, "forfeit": forfeit})
+        self.turn = -1
+        log.append(event("resign", seat, forfeit=forfeit, points=self.points[:]))
+        log.append(event("match_end", None, **self.result()))
 
 
 RULES_ENTRY = register(RuleSet(

@@ -43,6 +43,11 @@ Interpretations and decisions (tiuu.md §9, README):
   (all four go to the catch; no tiles are drawn, so the 4-tile stock minimum does not apply to it).
 * ``games`` > 1: points (the net payments) accumulate over the games.
 
+Resigning (issue 11; not in the sources): the game in progress is abandoned and the resigning seat pays every
+other seat that seat's rounded catch of this game so far, at least 10 (the smallest stake: scores are
+rounded to tens) -- what it would pay a top scorer holding that catch with its own catch counted as empty.
+Points of finished games stand.  The result's ``reason`` is ``"resigned"``; the resigning seat ranks last.
+
 Hidden information: other hands and the face-down stock.  What a seat can infer is kept in public
 per-seat bounds: ``known`` (tiles a seat drew from a face-up stack) and ``caps`` (the most copies of a
 face the unknown part of a hand can hold: at most one 6-6 after the opening pairs; none of any face that
@@ -69,6 +74,7 @@ from engine.game import (
     get_rules,
     ranking_from,
     register,
+    resigned_ranking,
     shuffle,
 )
 from engine.tiles import (
@@ -809,10 +815,35 @@ class TiuUState(State):
         return [float(p) for p in self.points]
 
     def result(self) -> dict[str, Any]:
-        return {"reason": "all games played" if self.phase == OVER else None,
-                "scores": self.points[:], "payoffs": self.running_payoffs(),
-                "ranking": ranking_from([float(p) for p in self.points]),
-                "deals": [dict(d) for d in self.deals]}
+        resigned = self.deals[-1].get("resigned") if self.deals else None
+        ranking = ranking_from([float(p) for p in self.points])
+        out = {"reason": "all games played" if self.phase == OVER else None,
+               "scores": self.points[:], "payoffs": self.running_payoffs(),
+               "ranking": ranking,
+               "deals": [dict(d) for d in self.deals]}
+        if resigned is not None:
+            out.update(reason="resigned", resigned=resigned, ranking=resigned_ranking(ranking, [resigned]))
+        return out
+
+    def _resign(self, seat: Seat, log: list[Event]) -> None:
+        """The resigning seat pays each other seat its rounded catch so far, at least 10."""
+        n = self.players
+        rounded = [catch_scores(c, self.classic)[1] for c in self.catches]
+        net = [0] * n
+        payments = []
+        for q in range(n):
+            if q != seat:
+                amount = max(10, rounded[q])
+                net[seat] -= amount
+                net[q] += amount
+                payments.append({"from": seat, "to": q, "amount": amount})
+        for s in range(n):
+            self.points[s] += net[s]
+        self.deals.append({"game": self.game + 1, "first": self.first, "resigned": seat, "rounded": rounded,
+                           "payments": payments, "net": net, "points": self.points[:]})
+        self.phase = OVER
+        log.append(event("resign", seat, payments=payments, points=self.points[:]))
+        log.append(event("match_end", None, points=self.points[:], resigned=seat))
 
 
 register(RuleSet(

@@ -191,8 +191,8 @@ def game_view(game: Game, seat: int | None, last: tuple[int, dict[str, Any]] | N
 
 
 def register(app: Flask) -> None:
-    from service.api import engines, games, jobs, lobby, replays, rules, seats, streams
+    from service.api import engines, games, jobs, lifecycle, lobby, replays, rules, seats, streams
 
-    for module in (rules, engines, games, lobby, seats, jobs, replays, streams):
+    for module in (rules, engines, games, lobby, seats, lifecycle, jobs, replays, streams):
         app.register_blueprint(module.bp)
     app.after_request(_record_presence)

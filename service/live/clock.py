@@ -200,18 +200,20 @@ def run_timeout(store: Any, game_id: str, version: int, cfg: dict[str, Any] | No
     state = game.state.clone()
     doc = dict(game.doc)
     if action == "forfeit":
+        move = "resign"
         events = [event("timeout", seat, action="forfeit"), *state.resign(seat)]
         doc["clocks"] = {**copy.deepcopy(doc["clocks"]), "running": None, "since": None}
         doc["clocks"]["remaining"][seat] = 0
     else:
         decision = ai.decide(TIMEOUT_ENGINE, game.state, seat, {},
                              jobs.derive_seed(jobs.engine_seed(game), version, "timeout"))
+        move = decision.move.id
         events = [event("timeout", seat, action="move", engine=TIMEOUT_ENGINE), *state.play(decision.move)]
         doc["last_move"] = {"seat": None, "move": decision.move.id, "version": version}
         after_move(doc, seat, state, max(now, due))
         doc["clocks"]["remaining"][seat] = int(doc["clock"]["increment_ms"])
     try:
-        after = store.commit(game, doc, state, events)
+        after = store.commit(game, doc, state, events, move=move, mover=seat)
     except (VersionConflict, GameNotFound):
         return {"outcome": "stale", "version": store.version(game_id)}
     after_commit(store.conn, game, after, cfg)
