@@ -124,6 +124,7 @@ def test_a_rematch_links_both_ways_keeps_seats_and_options_and_rotates_the_start
     body = r.get_json()
     new = body["game"]
     assert body["seat"] == 2 and new["you"] == 2 and new["rematch_of"] == old_id and new["rematch"] is None
+    assert new["seats"][2]["last_seen_ms"] is not None and new["seats"][0]["last_seen_ms"] is None
     assert new["options"]["target"] == 51 and new["rules"] == "kozel"
     assert [(s["name"], s["kind"], s["engine"]) for s in new["seats"]] == [("Ann", "human", None),
                                                                          ("seat 1", "ai", "greedy"), ("Cy", "human", None)]

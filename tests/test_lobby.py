@@ -131,6 +131,7 @@ def test_twenty_concurrent_joins_of_one_seat_hand_out_its_token_exactly_once(app
         t.join()
     winners = [body for status, body in answers if status == 200]
     assert len(answers) == 20 and len(winners) == 1
+    assert winners[0]["game"]["seats"][1]["last_seen_ms"] is not None  # a seat is present from its join
     assert all(status == 409 and body["type"].endswith("seat-taken") for status, body in answers if status != 200)
     view = client.get(f"/v1/games/{game_id}", headers=bearer(winners[0]["token"])).get_json()
     assert view["you"] == 1 and view["version"] == 1 and view["seats"][1]["name"] == winners[0]["game"]["seats"][1]["name"]

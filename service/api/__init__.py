@@ -86,6 +86,14 @@ def caller(game: Game, *, required: bool = False, admin: bool = False) -> int | 
     return seat
 
 
+def present(game: Game, seat: int) -> None:
+    """Record at once that ``seat`` is present (it has just taken its seat: a join, a rematch claim)."""
+    seen = store().touch(game.id, seat, known=game.seen.get(str(seat)),
+                         interval=current_app.config["PRESENCE_INTERVAL_SECONDS"])
+    if seen is not None:
+        game.seen[str(seat)] = seen
+
+
 def _record_presence(resp: Response) -> Response:
     pending = getattr(g, "presence", None)
     if pending is not None and resp.status_code < 400:

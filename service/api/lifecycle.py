@@ -41,7 +41,7 @@ from rq.job import Job
 import engine
 from engine.game import event
 from service import auth, jobs
-from service.api import conn, game_view, request_id, seat_of, store
+from service.api import conn, game_view, present, request_id, seat_of, store
 from service.fairplay import seeds
 from service.live import clock
 from service.problems import Problem
@@ -194,6 +194,7 @@ def rematch(game_id: str) -> ResponseReturnValue:
     elif new.tokens.get(str(seat)) != auth.token_hash(token):
         raise Problem(409, f"seat {seat} of the rematch is not yours to claim", slug="seat-taken",
                       title="Seat taken")
+    present(new, seat)
     resp = jsonify({"seat": seat, "token": token, "game": game_view(new, seat, new.last_event)})
     resp.status_code = 201 if created else 200
     resp.headers["Location"] = f"/v1/games/{new.id}"

@@ -6,7 +6,8 @@ token exactly once: the seat's new metadata (kind ``human``, ``joined: true``, t
 written by the game's compare-and-set (``Store.commit``), so of any number of concurrent joins exactly one
 lands; the others re-read the game and answer 409 ``seat-taken``.  A join that loses the race to a change
 of another seat simply tries again.  The join is a ``join`` event; the join that fills the last open seat
-adds a ``start`` event and starts the game (the AI's play job, the first clock).
+adds a ``start`` event and starts the game (the AI's play job, the first clock).  The joining seat counts as
+seen (presence) from its join.
 
 Where the issue is silent (as on Lichess, where you cannot accept your own challenge twice): a caller that
 presents a seat token of the same game is already seated and gets 409 ``already-seated``; the admin token
@@ -23,7 +24,7 @@ from flask.typing import ResponseReturnValue
 
 from engine.game import event
 from service import auth, schemas
-from service.api import caller, conn, game_view, json_body, request_id, store
+from service.api import caller, conn, game_view, json_body, present, request_id, store
 from service.live import clock
 from service.problems import Problem
 from service.store import VersionConflict, now_ms
@@ -76,6 +77,7 @@ def join(game_id: str, seat_no: str) -> ResponseReturnValue:
         except VersionConflict:
             continue
         clock.after_commit(conn(), game, after, current_app.config, request_id())
+        present(after, seat)
         return jsonify({"seat": seat, "token": token, "game": game_view(after, seat, after.last_event)})
     raise Problem(503, "the game is changing too fast to join; try again",
                   headers={"Retry-After": str(current_app.config["RETRY_AFTER_SECONDS"])})
