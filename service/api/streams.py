@@ -50,9 +50,6 @@ def open_stream(game_id: str) -> ResponseReturnValue:
         if "Authorization" in request.headers:
             raise invalid({"ticket": ["send a stream ticket or an Authorization header, not both"]})
         who = tickets.redeem(conn(), game.id, ticket)
-        if isinstance(who, int):  # a seat opening its stream is present (issue 11); a bearer token records it itself
-            store().touch(game.id, who, known=game.seen.get(str(who)),
-                          interval=current_app.config["PRESENCE_INTERVAL_SECONDS"])
     else:
         who = caller(game)
     seat = who if isinstance(who, int) else None
