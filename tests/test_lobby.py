@@ -210,3 +210,16 @@ def test_the_presence_hook_writes_nothing_for_a_game_that_is_gone(app, redis_con
     assert store.touch("nosuchgame", 0) is None
     assert redis_conn.keys("th:game:*") == []
 
+
+
+def test_a_seat_whose_stream_is_opened_with_a_ticket_is_present(app, client):
+    conn = app.extensions["redis"]
+    created = create(client, "kozel", humans(2), seed=2)
+    game_id, toks = created["game"]["id"], tokens_by_seat(created)
+    ticket = client.post(f"/v1/games/{game_id}/stream-tickets", headers=bearer(toks[1])).get_json()["ticket"]
+    conn.hdel(store_module.game_key(game_id), "seen")  # forget the ticket request itself
+    r = client.get(f"/v1/games/{game_id}/stream?ticket={ticket}", buffered=False)
+    assert r.status_code == 200
+    r.close()
+    seats = client.get(f"/v1/games/{game_id}").get_json()["seats"]
+    assert seats[1]["last_seen_ms"] is not None and seats[0]["last_seen_ms"] is None
