@@ -47,17 +47,25 @@ def opening(rules_id: str, players: int, seed: int = 1) -> engine.State:
     return state
 
 
-def bench(rules_id: str, players: int, playout: str, seconds: float, seed: int = 1) -> dict[str, object]:
+def bench(rules_id: str, players: int, playout: str, seconds: float, seed: int = 1,
+          iterations: int = 0) -> dict[str, object]:
+    """One search at the opening: for ``seconds`` of wall-clock time, or of exactly ``iterations``."""
     state = opening(rules_id, players, seed)
     seat = state.to_move
     assert seat is not None, f"{rules_id}: the match ended on forced moves"
-    d = ai.decide("ismcts", state, seat,
-                  {"iterations": 1_000_000, "time_ms": max(1, int(seconds * 1000)), "playout": playout}, seed=seed)
+    budget = ({"iterations": iterations, "time_ms": 600_000} if iterations
+              else {"iterations": 1_000_000, "time_ms": max(1, int(seconds * 1000))})
+    cpu = time.process_time()
+    d = ai.decide("ismcts", state, seat, {**budget, "playout": playout}, seed=seed)
+    cpu = time.process_time() - cpu
     it = d.stats["iterations"]
     ms = d.stats["elapsed_ms"]
     return {"rules": rules_id, "players": players, "playout": playout, "playout_used": d.stats.get("playout"),
             "legal_moves": len(state.legal_moves()), "iterations": it, "seconds": round(ms / 1000.0, 3),
-            "iterations_per_s": round(it / (ms / 1000.0), 1) if ms else None}
+            "iterations_per_s": round(it / (ms / 1000.0), 1) if ms else None,
+            # the rate per second of this process's own CPU time: the figure to compare on a shared machine,
+            # where other processes take the core for part of the wall-clock time
+            "cpu_seconds": round(cpu, 3), "iterations_per_cpu_s": round(it / cpu, 1) if cpu > 0 else None}
 
 
 class GcPauses:
@@ -150,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=3.0, help="search time per rule set and playout policy")
     p.add_argument("--playout", choices=POLICIES, action="append",
                    help="playout policies to measure (default: all)")
+    p.add_argument("--iterations", type=int, default=0,
+                   help="instead of --seconds: searches of exactly this many iterations")
     p.add_argument("--gc", choices=("settled", "default"), default="settled",
                    help="collector settings: as a worker sets them (ai.ismcts.settle_gc) or Python's defaults")
     p.add_argument("--rss", type=int, metavar="N", default=0,
@@ -169,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                       f" {r['full_collections']} full collections (longest {r['longest_full_ms']} ms)", flush=True)
         return 0
     with _collector(a.gc == "settled"):
-        _speed(rules, a.playout or POLICIES, a.seconds, a.gc, a.json)
+        _speed(rules, a.playout or POLICIES, a.seconds, a.iterations, a.gc, a.json)
     return 0
 
 
@@ -191,20 +201,21 @@ def _collector(settle: bool) -> Iterator[None]:
         gc.set_threshold(*thresholds)
 
 
-def _speed(rules: list[str], playouts: Sequence[str], seconds: float, gc_mode: str, as_json: bool) -> None:
+def _speed(rules: list[str], playouts: Sequence[str], seconds: float, iterations: int, gc_mode: str,
+           as_json: bool) -> None:
     for rid in rules:
         rs = engine.get_rules(rid)
         pauses = GcPauses()
         with pauses.active():
             for playout in playouts:
-                r = bench(rid, rs.default_players, playout, seconds)
+                r = bench(rid, rs.default_players, playout, seconds, iterations=iterations)
                 if as_json:
                     print(json.dumps(r), flush=True)
                 else:
                     note = "" if r["playout_used"] == playout else f" (no heuristics: {r['playout_used']})"
                     print(f"{rid:14s} {r['players']}p  {playout:9s} {r['iterations_per_s']:>9} iterations/s"
-                          f"  ({r['iterations']} in {r['seconds']} s, {r['legal_moves']} legal moves){note}",
-                          flush=True)
+                          f"  ({r['iterations']} in {r['seconds']} s, {r['legal_moves']} legal moves;"
+                          f" {r['iterations_per_cpu_s']} per CPU second){note}", flush=True)
         g = {"rules": rid, "gc": gc_mode, **pauses.summary()}
         if as_json:
             print(json.dumps(g), flush=True)

@@ -29,10 +29,12 @@ def playout_deal(start: engine.State, rng: random.Random) -> int:
     return moves
 
 
-def _run(start: engine.State, rng: random.Random, seconds: float, fresh: bool) -> tuple[int, int, float]:
+def _run(start: engine.State, rng: random.Random, seconds: float, fresh: bool) -> tuple[int, int, float, float]:
+    """``(playouts, moves, wall-clock seconds, CPU seconds of this process)``."""
     playouts = moves = 0
     seat = start.to_move
     assert seat is not None
+    cpu = time.process_time()
     t0 = time.perf_counter()
     deadline = t0 + seconds
     while True:
@@ -42,17 +44,20 @@ def _run(start: engine.State, rng: random.Random, seconds: float, fresh: bool) -
         playouts += 1
         if playouts % 16 == 0 and time.perf_counter() >= deadline:
             break
-    return playouts, moves, time.perf_counter() - t0
+    return playouts, moves, time.perf_counter() - t0, time.process_time() - cpu
 
 
 def bench_rules(rules_id: str, players: int, seconds: float, seed: int = 1) -> dict[str, float]:
     start = engine.new_game(rules_id, players=players, seed=seed)
-    playouts, moves, elapsed = _run(start, random.Random(seed), seconds, fresh=False)
-    f_playouts, _, f_elapsed = _run(start, random.Random(seed), seconds, fresh=True)
+    playouts, moves, elapsed, cpu = _run(start, random.Random(seed), seconds, fresh=False)
+    f_playouts, _, f_elapsed, f_cpu = _run(start, random.Random(seed), seconds, fresh=True)
     return {"rules": rules_id, "players": players, "playouts": playouts, "seconds": round(elapsed, 3),
             "playouts_per_s": round(playouts / elapsed, 1), "moves_per_s": round(moves / elapsed, 1),
             "moves_per_playout": round(moves / playouts, 2),
-            "fresh_playouts_per_s": round(f_playouts / f_elapsed, 1)}
+            "fresh_playouts_per_s": round(f_playouts / f_elapsed, 1),
+            # per second of this process's CPU time: comparable on a shared machine
+            "cpu_playouts_per_s": round(playouts / cpu, 1) if cpu > 0 else None,
+            "cpu_fresh_playouts_per_s": round(f_playouts / f_cpu, 1) if f_cpu > 0 else None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print(f"{rid:14s} {n}p  {r['playouts_per_s']:>9.1f} playouts/s  {r['moves_per_s']:>10.1f} moves/s"
                       f"  ({r['moves_per_playout']} moves per deal)   from a fresh determinization each:"
-                      f" {r['fresh_playouts_per_s']:>9.1f} playouts/s", flush=True)
+                      f" {r['fresh_playouts_per_s']:>9.1f} playouts/s  (per CPU second: {r['cpu_playouts_per_s']},"
+                      f" fresh {r['cpu_fresh_playouts_per_s']})", flush=True)
     return 0
 
 

@@ -111,6 +111,12 @@ def test_arena_refuses_bad_engine_parameters(capsys):
     assert "uct_c" in capsys.readouterr().err
 
 
+def test_bench_ai_can_time_a_fixed_number_of_iterations(capsys):
+    assert bench_main([SMALL_RULES, "--iterations", "20", "--playout", "random", "--json"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "playout" in line]
+    assert row["iterations"] == 20 and row["cpu_seconds"] >= 0
+
+
 def test_bench_ai_reports_a_fresh_workers_memory_after_its_searches(capsys):
     # issue 17: RSS of a worker-like process after N searches, with the collections they caused
     assert bench_main([SMALL_RULES, "--rss", "3", "--rss-iterations", "5", "--json"]) == 0
@@ -127,6 +133,7 @@ def test_bench_ai_reports_iterations_per_second(capsys):
     assert [r["playout"] for r in rows] == ["random", "heuristic", "greedy"]
     for r in rows:
         assert r["rules"] == SMALL_RULES and r["iterations"] >= 1 and r["iterations_per_s"] > 0
+        assert r["iterations_per_cpu_s"] is None or r["iterations_per_cpu_s"] > 0
     # issue 17: the collections during those searches, counted and timed through gc.callbacks
     (pauses,) = [r for r in lines if "playout" not in r]
     assert pauses["rules"] == SMALL_RULES and pauses["gc"] == "settled"
