@@ -64,7 +64,7 @@ import gc
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from ai import Decision, Engine, Param
@@ -144,6 +144,8 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     # each are a measurable share of an iteration (issue 14)
     getrandbits = rng.getrandbits
     determinize = root.determinize
+    #: whether any move of this rule set can look like another to a seat (``State.hides_moves``)
+    hides = root.hides_moves
     lo = inf
     hi = -inf
     t0 = clock()
@@ -171,22 +173,36 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             children = kids[node]
             keys = world.observed_keys(moves, seat)
             # the distinct keys in order: a key that several moves share (another seat's face-down
-            # discard) is one child, counted once
+            # discard) is one child, counted once; only a rule set that hides moves can have such keys
             shared = False
-            if player != seat:
+            if hides and player != seat:
                 distinct = dict.fromkeys(keys)
                 if len(distinct) < len(keys):
                     shared = True
                     keys = list(distinct)
-            # the children of this visit's keys (None: untried), looked up in C
-            cs = list(map(children.get, keys))
-            if None in cs:
+            if not children:
+                # a node's first visit: every key is untried, none has availability to count
+                n = len(keys)
+                cs: list[int | None] = []
+                untried: Sequence[int] = range(n)
+            else:
+                # the children of this visit's keys (None: untried), looked up in C
+                cs = list(map(children.get, keys))
+                untried = ()
+            if not cs or None in cs:
                 # expansion: count availability of the tried keys, add one untried key at random
-                untried = [i for i, c in enumerate(cs) if c is None]
-                if len(untried) < len(cs):
-                    for c in cs:
-                        if c is not None:
-                            avail[c] += 1
+                if cs:
+                    untried = [i for i, c in enumerate(cs) if c is None]
+                    if len(children) * 4 < len(cs):
+                        # few tried keys among many (a follow of hundreds of placements): walk the children
+                        present = set(keys)
+                        for k, ch in children.items():
+                            if k in present:
+                                avail[ch] += 1
+                    elif len(untried) < len(cs):
+                        for c in cs:
+                            if c is not None:
+                                avail[c] += 1
                 n = len(untried)
                 b = n.bit_length()
                 r = getrandbits(b)

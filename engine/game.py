@@ -256,6 +256,11 @@ class State(ABC):
     #: with any other key is ``InvalidMove`` (issue 16: nothing unknown is accepted, so nothing unknown is kept)
     move_fields: ClassVar[frozenset[str]] = frozenset({"id", "action", "tiles"})
 
+    #: Whether some move of the rule set shows the other seats less than its id (``Move.seen`` differs
+    #: from ``Move.id``, e.g. a face-down discard).  When ``False`` no two legal moves share an observed
+    #: key, and the search skips looking for such pairs (issue 14).
+    hides_moves: ClassVar[bool] = False
+
     #: Set by a search on its own sampled copy (issue 14): when the current deal ends, the state stops
     #: there (``to_move`` is ``None``, ``deals_done`` and ``running_payoffs`` count the deal) instead of
     #: dealing the next one, which the search never looks at; on the fast path (``apply``, no event log)

@@ -349,6 +349,9 @@ class TienGowState(State):
         "summaries", "tricks",
     )
 
+    #: face-down discards show the other seats only their count (``Move.seen``)
+    hides_moves = True
+
     deal_no: int  # finished deals; the current deal is number deal_no + 1
     banker: int
     streak: int  # deals the banker has already won in a row as banker (classic escalation)

@@ -161,6 +161,8 @@ def test_moves_share_an_observed_key_exactly_when_their_events_look_the_same_to_
                     assert (ids[i] == ids[j]) == same, (sample[i], sample[j], seat)
             if seat == state.to_move:
                 assert ids == [m.id for m in sample], "the mover observes its own moves in full"
+            elif not type(state).hides_moves:
+                assert ids == [m.id for m in sample], "a rule set that hides no move shows every move in full"
         state.apply(rng.choice(moves))
         steps += 1
 
