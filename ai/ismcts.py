@@ -11,9 +11,11 @@ IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
   (``State.observed_keys``: the public part of the move's event).  A Tien Gow face-down discard by
   another seat is one node, "discard, face down, n tiles", whatever tiles the iteration's world gives
   that seat; when the descent passes such a node, the move applied is one of the sampled world's moves
-  with that observation: the only one, or among several the playout policy's choice if it is one of them,
-  else one at random (the issue leaves the choice open; the policy is a better model of what a player
-  throws away than a uniform draw).  Moves that hide nothing (every move of Kozel, Tiu U and the wall
+  with that observation: the only one, or among several the rule set's model of that hidden choice
+  (``ai.heuristics.<rules>.hidden``; Tien Gow: the weakest tiles go face down), else the playout policy's
+  choice if it is one of them, else one at random.  The issue leaves the choice open; a uniform draw (the
+  published SO-ISMCTS) made opponents throw away strong tiles in the samples, and at equal time the
+  search then lost to the greedy engine at Tien Gow (docs/ai.md).  Moves that hide nothing (every move of Kozel, Tiu U and the wall
   variant, Tien Gow's face-up plays) observe as themselves, and Kozel's and Tiu U's hidden draws are
   chance inside ``apply``: the ``draw`` move is one node and each world draws its own tile;
 * selection is UCB1 with *availability* counts: a child's exploration term uses ``log(availability)``,
@@ -121,15 +123,18 @@ class Tree:
 
 Policy = Callable[[State, random.Random], Move]
 Rollout = Callable[[State, random.Random], None]
+#: which of several moves that look the same to the searching seat the mover plays, in the sampled world
+Hidden = Callable[[State, list[Move], random.Random], Move]
 
 
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
            policy: Policy | None, rng: random.Random,
-           rollout: Rollout | None = None) -> tuple[Tree, int, float, float, float]:
+           rollout: Rollout | None = None, hidden: Hidden | None = None) -> tuple[Tree, int, float, float, float]:
     """Run SO-ISMCTS from ``root`` for ``seat``; returns ``(tree, iterations done, elapsed seconds, lo,
     hi)`` where ``lo``/``hi`` are the reward bounds of the min-max scaling.  ``policy`` is the playout
     policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
-    in one call (the heuristics' fast path, with the same moves and draws)."""
+    in one call (the heuristics' fast path, with the same moves and draws); ``hidden`` models which of
+    several moves that look the same to ``seat`` another seat plays (``_with_observation``)."""
     tree = Tree()
     kids = tree.kids
     visits = tree.visits
@@ -233,7 +238,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             path.append((best, player))
             if shared:
                 world.apply(_with_observation(world, seat, moves, world.observed_keys(moves, seat), keys[best_i],
-                                              policy, rng))
+                                              policy, rng, hidden))
             else:
                 world.apply(moves[best_i])
             if expanded:
@@ -274,14 +279,17 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
 
 
 def _with_observation(world: State, seat: Seat, moves: list[Move], keys: list[int], key: int,
-                      policy: Policy | None, rng: random.Random) -> Move:
+                      policy: Policy | None, rng: random.Random, hidden: Hidden | None = None) -> Move:
     """The move of the sampled world that another seat plays when the searching seat observes ``key``:
-    the only one, or among several that look the same (Tien Gow's face-down discards) the playout policy's
-    choice when it is one of them, else one uniformly at random."""
+    the only one, or among several that look the same (Tien Gow's face-down discards) the rule set's
+    model of that choice (``ai.heuristics.<rules>.hidden``: Tien Gow discards its weakest tiles), else the
+    playout policy's choice when it is one of them, else one uniformly at random."""
     i = keys.index(key)
     if keys.count(key) == 1:
         return moves[i]
     same = [m for m, k in zip(moves, keys, strict=True) if k == key]
+    if hidden is not None:
+        return hidden(world, same, rng)
     if policy is not None:
         m = policy(world, rng)
         if world.observed_keys((m,), seat)[0] == key:
@@ -354,7 +362,8 @@ class IsmctsEngine(Engine):
         rollout = cast("Rollout | None", heuristic(state.rules.id, "rollout") if used == "heuristic" else None)
         tree, done, elapsed, lo, hi = search(
             state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
-            policy=policy, rng=rng, rollout=rollout)
+            policy=policy, rng=rng, rollout=rollout,
+            hidden=cast("Hidden | None", heuristic(state.rules.id, "hidden")))
         candidates = root_statistics(tree, moves, lo, hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)

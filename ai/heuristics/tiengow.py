@@ -9,6 +9,8 @@
   legal move list is already ordered (beats strongest first, then discards in combination order), so it
   beats with the cheapest beat most of the time and otherwise discards the tail of the hand.
   ``rollout(state, rng)`` plays it to the end of the deal in one call (the search's fast path).
+* ``hidden(state, moves, rng)``: the search's model of which face-down discard another seat plays (the
+  weakest tiles).
 
 Both look only at the moves of the player to move, that player's hand and the public trick (never at other
 seats' hands or face-down discards).
@@ -60,6 +62,12 @@ def greedy(state: State, seat: Seat, rng: random.Random) -> Move:
             return min(keep, key=lambda m: (m.code[3], _power(m)))
     discards = [m for m in moves if not m.code[0]]
     return min(discards, key=_power)
+
+
+def hidden(state: State, moves: list[Move], rng: random.Random) -> Move:
+    """Which of several face-down discards (they look the same to the other seats) the mover plays, for a
+    search that keys them as one observation: the weakest tiles, as ``greedy`` discards."""
+    return min(moves, key=_power)
 
 
 def playout(state: State, rng: random.Random) -> Move:
