@@ -30,6 +30,7 @@ from redis.retry import Retry
 
 from service import api, problems
 from service import config as config_module
+from service.hardening import bodies
 from service.jobs import make_queues
 from service.store import Store
 
@@ -62,7 +63,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask("service", static_folder=None)
     cfg = config_module.load(config)
     app.config.update(cfg)
-    # werkzeug answers 413 itself for a larger body, before any view reads it
+    # service.hardening.bodies answers 413 for a larger body, chunked or not, before any view reads it;
+    # werkzeug's own limit stays as a second line
     app.config["MAX_CONTENT_LENGTH"] = cfg["MAX_BODY_BYTES"]
     app.json.sort_keys = False  # type: ignore[attr-defined]
 
@@ -88,6 +90,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     limits.init_app(app)
     problems.init_app(app)
+    bodies.init_app(app)
 
     @app.get("/openapi.yaml")
     def openapi() -> Response:

@@ -24,10 +24,19 @@ MAX_SEATS = 16
 MAX_SUGGESTION_WORKERS = 16
 MAX_NAME_LENGTH = 64
 MAX_ID_LENGTH = 64
-#: the largest event number a query accepts (a game has hundreds of events; this only bounds the input)
-MAX_EVENT_NUMBER = 2**31 - 1
 #: the longest stream ticket accepted in a query (a real one is about 60 characters)
 MAX_TICKET_LENGTH = 512
+#: the largest game version and event number a request may name (a game has at most a few thousand
+#: events; 2^31 - 1 keeps the numbers in 32 bits and far below what Redis' LRANGE accepts)
+MAX_COUNTER = 2**31 - 1
+#: bounds of a rule option or engine parameter value in a request (every registered option and parameter
+#: lies within; each has its own tighter range, checked by the registries: tests/test_limits.py)
+MAX_SETTING_MAGNITUDE = 1_000_000
+MAX_SETTING_STRING = 64
+#: most options or parameters one request may carry
+MAX_SETTINGS = 32
+#: the largest event number a query accepts (a game has hundreds of events; this only bounds the input)
+MAX_EVENT_NUMBER = MAX_COUNTER
 
 
 class StrictInt(fields.Integer):
@@ -62,8 +71,72 @@ class MoveField(fields.Field):
                 raise ValidationError("a move id is 1 to 256 characters")
             return value
         if isinstance(value, dict):
+            problem = _move_object_problem(value)
+            if problem:
+                raise ValidationError(problem)
             return value
         raise self.make_error("invalid")
+
+
+#: a move object is small: at most this many fields, each a scalar or a list of at most this many scalars
+MAX_MOVE_OBJECT_ITEMS = 16
+
+
+def _move_scalar_problem(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        if -MAX_SETTING_MAGNITUDE <= value <= MAX_SETTING_MAGNITUDE:
+            return None
+        return f"a number in a move object lies between -{MAX_SETTING_MAGNITUDE} and {MAX_SETTING_MAGNITUDE}"
+    if isinstance(value, str):
+        return None if len(value) <= 256 else "a string in a move object is at most 256 characters"
+    return "a move object's fields are strings, numbers, booleans, null, or lists of those"
+
+
+def _move_object_problem(value: dict[str, Any]) -> str | None:
+    """Why the move object ``value`` is out of the bounds openapi.yaml gives it (``MoveObject``), or None."""
+    if len(value) > MAX_MOVE_OBJECT_ITEMS:
+        return f"a move object has at most {MAX_MOVE_OBJECT_ITEMS} fields"
+    for item in value.values():
+        if isinstance(item, list):
+            if len(item) > MAX_MOVE_OBJECT_ITEMS:
+                return f"a list in a move object has at most {MAX_MOVE_OBJECT_ITEMS} items"
+            problem = next((p for p in map(_move_scalar_problem, item) if p), None)
+        else:
+            problem = _move_scalar_problem(item)
+        if problem:
+            return problem
+    return None
+
+
+class SettingValue(fields.Field):
+    """A rule option or engine parameter value: a boolean, a bounded number or a short string."""
+
+    default_error_messages = {  # noqa: RUF012
+        "invalid": "a setting is a boolean, a number or a string",
+        "range": f"a number setting lies between -{MAX_SETTING_MAGNITUDE} and {MAX_SETTING_MAGNITUDE}",
+        "length": f"a string setting is at most {MAX_SETTING_STRING} characters",
+    }
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int | float):
+            if not -MAX_SETTING_MAGNITUDE <= value <= MAX_SETTING_MAGNITUDE:
+                raise self.make_error("range")
+            return value
+        if isinstance(value, str):
+            if len(value) > MAX_SETTING_STRING:
+                raise self.make_error("length")
+            return value
+        raise self.make_error("invalid")
+
+
+def settings_field(**kwargs: Any) -> fields.Dict:
+    """``options`` / ``params``: at most :data:`MAX_SETTINGS` names, each value a :class:`SettingValue`."""
+    return fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=MAX_ID_LENGTH)),
+                       values=SettingValue(), validate=validate.Length(max=MAX_SETTINGS), **kwargs)
 
 
 class _Strict(Schema):
@@ -75,7 +148,7 @@ class SeatSchema(_Strict):
     kind = fields.String(required=True, validate=validate.OneOf(["human", "ai", "open"]))
     name = fields.String(validate=validate.Length(min=1, max=MAX_NAME_LENGTH))
     engine = fields.String(validate=validate.Length(min=1, max=MAX_ID_LENGTH))
-    params = fields.Dict(keys=fields.String())
+    params = settings_field()
 
     @validates_schema
     def _engine_only_for_ai(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -96,7 +169,7 @@ class ClockSchema(_Strict):
 
 class CreateGameSchema(_Strict):
     rules = fields.String(required=True, validate=validate.Length(min=1, max=MAX_ID_LENGTH))
-    options = fields.Dict(keys=fields.String(), load_default=dict)
+    options = settings_field(load_default=dict)
     seed = StrictInt(validate=validate.Range(min=0, max=MAX_SEED))
     #: deal from ``seed`` exactly as given even with human seats (service.fairplay.seeds)
     public_seed = StrictBool(load_default=False)
@@ -125,15 +198,15 @@ class LobbyQuerySchema(Schema):
 
 class MoveSchema(_Strict):
     move = MoveField(required=True)
-    version = StrictInt(validate=validate.Range(min=0))
+    version = StrictInt(validate=validate.Range(min=0, max=MAX_COUNTER))
 
 
 class SuggestionSchema(_Strict):
     engine = fields.String(load_default="ismcts", validate=validate.Length(min=1, max=MAX_ID_LENGTH))
-    params = fields.Dict(keys=fields.String(), load_default=dict)
+    params = settings_field(load_default=dict)
     workers = StrictInt(load_default=1, validate=validate.Range(min=1, max=MAX_SUGGESTION_WORKERS))
     seed = StrictInt(validate=validate.Range(min=0, max=MAX_SEED))
-    version = StrictInt(validate=validate.Range(min=0))
+    version = StrictInt(validate=validate.Range(min=0, max=MAX_COUNTER))
 
 
 class EventsQuerySchema(Schema):
@@ -145,6 +218,9 @@ class EventsQuerySchema(Schema):
 
 class StreamQuerySchema(EventsQuerySchema):
     ticket = fields.String(validate=validate.Length(min=1, max=MAX_TICKET_LENGTH))
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_COUNTER))
+#: the largest event number a query accepts (a game has hundreds of events; this only bounds the input)
+MAX_EVENT_NUMBER = MAX_COUNTER
 
 
 CREATE_GAME = CreateGameSchema()

@@ -1,0 +1,81 @@
+"""Real server processes for the end-to-end tests: gunicorn serving the app and ``python worker.py`` RQ
+workers, started against the test Redis on loopback, and stopped (SIGTERM, then SIGKILL) afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from api_support import ROOT
+
+from service.redis_local import free_port
+
+
+def environment(redis_url: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING", **(extra or {})}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    return env
+
+
+def start_gunicorn(env: Mapping[str, str], log: Path, port: int | None = None,
+                   args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
+    port = port or free_port()
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}",
+             "--log-level", "warning", *args, "service:create_app()"],
+            cwd=ROOT, env=dict(env), stdout=subprocess.DEVNULL, stderr=out)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def start_worker(env: Mapping[str, str], log: Path, name: str | None = None) -> subprocess.Popen:
+    argv = [sys.executable, "worker.py"] + (["--name", name] if name else [])
+    with open(log, "ab") as out:
+        return subprocess.Popen(argv, cwd=ROOT, env=dict(env), stdout=subprocess.DEVNULL, stderr=out)
+
+
+def wait_ready(base: str, procs: list[subprocess.Popen], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for p in procs:
+            assert p.poll() is None, f"{p.args} exited with {p.returncode}"
+        try:
+            with urllib.request.urlopen(base + "/readyz", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("the API did not become ready")
+
+
+def stop(procs: list[subprocess.Popen], timeout: float = 15.0) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+@contextmanager
+def api_and_workers(redis_url: str, tmp_path: Path, workers: int = 1,
+                    extra_env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """gunicorn (2 workers) and ``workers`` worker processes; yields the base URL once /readyz is 200."""
+    env = environment(redis_url, extra_env)
+    gunicorn, base = start_gunicorn(env, tmp_path / "gunicorn.log")
+    procs = [start_worker(env, tmp_path / "worker.log") for _ in range(workers)]
+    try:
+        wait_ready(base, [gunicorn, *procs])
+        yield base
+    finally:
+        stop([*procs, gunicorn])
