@@ -14,8 +14,10 @@ A play job is a few milliseconds of Redis and engine work, so a fork per job cos
 The job timeout still holds in-process (``SimpleWorker`` uses the same SIGALRM death penalty), and a job
 that raises does not hurt the worker; what ``SimpleWorker`` gives up is isolation from a job that crashes
 the interpreter or leaks memory -- the engines are pure Python with no native code, and a supervisor
-(``tilehouse serve``, compose's restart policy) restarts a dead worker; the game watchdog re-queues its
-move (``service.jobs.ensure_ai_progress``).  ``--fork`` restores the forking worker.
+(``tilehouse serve``, compose's restart policy) restarts a dead worker.  A killed worker's job is failed
+over within seconds by the other workers (``service.hardening.recovery.RecoveringWorker``, a
+``SimpleWorker`` that beats the job's heartbeat while it runs; issue 15).  ``--fork`` restores the forking
+worker.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ import os
 import sys
 
 import redis
-from rq import SimpleWorker, Worker
+from rq import Worker
 from rq.worker import BaseWorker
 
 import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
 from service import config, jobs, observability
+from service.hardening.recovery import RecoveringWorker, worker_options
 
 
 # MEASURED (2026-11-30, this 2-core shared machine): 60 suggestion jobs (ismcts, 1 iteration, Tien Gow
@@ -42,8 +45,10 @@ from service import config, jobs, observability
 #   Worker (fork per job):     16.0-16.4 ms per job.
 # A fork costs ~12 ms, about four times the job itself, and the AI-job overhead target is 20 ms p50, so
 # the worker runs jobs in process.
-class TilehouseWorker(observability.JobLogContext, SimpleWorker):
-    """``SimpleWorker`` whose every log line about a job carries the job's id and request id."""
+class TilehouseWorker(observability.JobLogContext, RecoveringWorker):
+    """``SimpleWorker`` whose every log line about a job carries the job's id and request id, with
+    heartbeats while a job runs, so that a killed worker's job is failed over within seconds
+    (``RecoveringWorker``, service.hardening.recovery)."""
 
 
 class ForkingWorker(observability.JobLogContext, Worker):
@@ -86,8 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     settle_gc()
     conn = redis.Redis.from_url(url)
     queues = [observability.TracingQueue(name, connection=conn) for name in names]
-    cls: type[BaseWorker] = ForkingWorker if args.fork else WORKER_CLASS
-    worker = cls(queues, connection=conn, name=args.name)
+    options = worker_options(cfg)
+    if args.fork:
+        worker: BaseWorker = ForkingWorker(queues, connection=conn, name=args.name, **options)
+    else:
+        worker = WORKER_CLASS(queues, connection=conn, name=args.name, abandoned_after=cfg["ABANDONED_JOB_SECONDS"],
+                              **options)
     # RQ's scheduler (one per Redis, the others stand by) moves due clock timeouts onto the play queue
     worker.work(burst=args.burst, with_scheduler=not args.no_scheduler,
                 logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))

@@ -47,6 +47,12 @@ DEFAULT_STREAM_KEEPALIVE_SECONDS = 10.0
 #: how long a stream ticket opens streams, in seconds (long enough for a page to connect and for
 #: EventSource's automatic reconnects after a short drop)
 DEFAULT_STREAM_TICKET_TTL_SECONDS = 60
+#: seconds between two heartbeats of a running AI job (service.hardening.recovery)
+DEFAULT_JOB_HEARTBEAT_SECONDS = 2
+#: seconds after its last heartbeat at which a running AI job counts as abandoned (its worker died)
+DEFAULT_ABANDONED_JOB_SECONDS = 8
+#: seconds between two maintenance rounds of the workers (abandoned jobs failed over, registries cleaned)
+DEFAULT_WORKER_MAINTENANCE_SECONDS = 5
 
 #: a seat's presence (``last_seen_ms``) is written at most this often, in seconds (issue 11)
 DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
@@ -84,6 +90,9 @@ DEFAULTS: dict[str, Any] = {
     "LIVE_GAMES_PER_CLIENT": DEFAULT_LIVE_GAMES_PER_CLIENT,
     "AI_CPU_MS_PER_MINUTE_PER_GAME": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME,
     "AI_CPU_MS_PER_MINUTE_PER_CLIENT": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT,
+    "JOB_HEARTBEAT_SECONDS": DEFAULT_JOB_HEARTBEAT_SECONDS,
+    "ABANDONED_JOB_SECONDS": DEFAULT_ABANDONED_JOB_SECONDS,
+    "WORKER_MAINTENANCE_SECONDS": DEFAULT_WORKER_MAINTENANCE_SECONDS,
 }
 
 #: engine parameter -> the setting that caps it, for every engine that has the parameter

@@ -38,7 +38,7 @@ from typing import Any
 
 import redis
 from rq import Queue, get_current_job
-from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.exceptions import AbandonedJobError, DuplicateJobError, NoSuchJobError
 from rq.job import Callback, Dependency, Job, JobStatus
 from rq.timeouts import JobTimeoutException
 
@@ -46,6 +46,7 @@ import ai
 from service import config
 from service.fairplay import budget
 from service.live import clock
+from service.hardening import recovery
 from service.store import Game, GameNotFound, NotYourTurn, Store, VersionConflict
 
 SUGGEST = "suggest"
@@ -166,7 +167,11 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
 def on_play_failure(job: Job, connection: redis.Redis, exc_type: type[BaseException] | None,
                     exc_value: BaseException | None, tb: object) -> None:
     """RQ failure callback of a play job: queue the next step of the fallback chain."""
-    outcome = "timeout" if exc_type is not None and issubclass(exc_type, JobTimeoutException) else "failed"
+    outcome = "failed"
+    if exc_type is not None and issubclass(exc_type, JobTimeoutException):
+        outcome = "timeout"
+    elif exc_type is not None and issubclass(exc_type, AbandonedJobError):
+        outcome = "abandoned"  # its worker was killed (service.hardening.recovery)
     _record_ai_job(connection, str(job.meta.get("engine") or "unknown"), outcome)
     _next_attempt(connection, job.meta["game"], int(job.meta["version"]), int(job.meta["attempt"]),
                   job.meta.get("request_id"))
@@ -198,15 +203,21 @@ _DEAD = {JobStatus.FAILED, JobStatus.CANCELED, JobStatus.STOPPED}
 
 
 def ensure_ai_progress(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | None = None) -> bool:
-    """The watchdog behind "a game never stalls": if the AI is to move but the job for this version is gone
-    or dead with no successor (its work horse was killed, Redis lost it), queue the next step.  True when
-    it queued one."""
+    """The watchdog behind "a game never stalls": if the AI is to move but the job for this version is gone,
+    dead with no successor (Redis lost it), or started by a worker that stopped beating its heartbeat (the
+    worker was killed: service.hardening.recovery), queue the next step.  True when it queued one."""
     if not game.ai_job or game.state.finished or not game.ai_to_move:
         return False
+    cfg = cfg or settings()
     try:
-        status = Job.fetch(game.ai_job, connection=conn).get_status()
+        job = Job.fetch(game.ai_job, connection=conn)
+        status = job.get_status(refresh=False)
     except NoSuchJobError:
         status = None
+    if status == JobStatus.STARTED and recovery.abandoned(job, cfg["ABANDONED_JOB_SECONDS"]):
+        # its worker died: RQ's abandoned-job handling runs the failure callback, which queues the next step
+        recovery.fail_over(conn, job)
+        return True
     attempt = next((i for i, (suffix, _) in enumerate(CHAIN) if suffix and game.ai_job.endswith(suffix)), 0)
     if status is None:
         return schedule_play(conn, game, attempt=attempt, cfg=cfg) is not None

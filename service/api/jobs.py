@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from service.api import caller, conn, store
+from service.hardening import recovery
 from service.jobs import decision_json
 from service.problems import TYPE_PREFIX, Problem
 from service.store import GameNotFound
@@ -70,6 +71,9 @@ def get_job(job_id: str) -> ResponseReturnValue:
         job.get_status(refresh=True)
     except NoSuchJobError:
         raise Problem(404, f"no job {job_id!r} (it may have expired)") from None
+    if recovery.abandoned(job, current_app.config["ABANDONED_JOB_SECONDS"]):
+        recovery.fail_over(conn(), job)  # its worker died: failed now, not after the next maintenance round
+        job.get_status(refresh=True)
     if job.meta.get("kind") == "suggestion":
         try:
             game = store().get(job.meta["game"])
