@@ -69,7 +69,11 @@ _own_metrics_dir = "PROMETHEUS_MULTIPROC_DIR" not in os.environ
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR",
                       str(Path(tempfile.gettempdir()) / f"tilehouse-metrics-{os.getpid()}"))
 
-bind = os.environ.get("TILEHOUSE_BIND", "127.0.0.1:8000")
+# TILEHOUSE_METRICS_BIND adds a second listener, the only one that serves /metrics
+# (service.hardening.metrics_access), so the metrics stay off the public API.
+bind = [os.environ.get("TILEHOUSE_BIND", "127.0.0.1:8000")]
+if os.environ.get("TILEHOUSE_METRICS_BIND"):
+    bind.append(os.environ["TILEHOUSE_METRICS_BIND"])
 worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent")
 workers = _int("TILEHOUSE_WEB_CONCURRENCY", 2)
 # gthread only (TILEHOUSE_WORKER_CLASS=gthread): threads per worker process

@@ -30,7 +30,7 @@ from redis.retry import Retry
 
 from service import api, problems
 from service import config as config_module
-from service.hardening import bodies
+from service.hardening import bodies, metrics_access
 from service.jobs import make_queues
 from service.store import Store
 
@@ -91,6 +91,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     limits.init_app(app)
     problems.init_app(app)
     bodies.init_app(app)
+    metrics_access.init_app(app)
 
     @app.get("/openapi.yaml")
     def openapi() -> Response:

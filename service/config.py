@@ -53,6 +53,10 @@ DEFAULT_JOB_HEARTBEAT_SECONDS = 2
 DEFAULT_ABANDONED_JOB_SECONDS = 8
 #: seconds between two maintenance rounds of the workers (abandoned jobs failed over, registries cleaned)
 DEFAULT_WORKER_MAINTENANCE_SECONDS = 5
+#: bearer token that /metrics requires; empty: none (service.hardening.metrics_access)
+DEFAULT_METRICS_TOKEN = ""
+#: a second ``host:port`` that gunicorn listens on and the only one that serves /metrics; empty: none
+DEFAULT_METRICS_BIND = ""
 
 #: a seat's presence (``last_seen_ms``) is written at most this often, in seconds (issue 11)
 DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
@@ -93,6 +97,8 @@ DEFAULTS: dict[str, Any] = {
     "JOB_HEARTBEAT_SECONDS": DEFAULT_JOB_HEARTBEAT_SECONDS,
     "ABANDONED_JOB_SECONDS": DEFAULT_ABANDONED_JOB_SECONDS,
     "WORKER_MAINTENANCE_SECONDS": DEFAULT_WORKER_MAINTENANCE_SECONDS,
+    "METRICS_TOKEN": DEFAULT_METRICS_TOKEN,
+    "METRICS_BIND": DEFAULT_METRICS_BIND,
 }
 
 #: engine parameter -> the setting that caps it, for every engine that has the parameter

@@ -25,13 +25,19 @@ def environment(redis_url: str, extra: Mapping[str, str] | None = None) -> dict[
 
 
 def start_gunicorn(env: Mapping[str, str], log: Path, port: int | None = None,
-                   args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
+                   config_file: bool = False) -> tuple[subprocess.Popen, str]:
+    """gunicorn on loopback; ``config_file``: with the project's gunicorn.conf.py (which reads the
+    listeners from ``TILEHOUSE_BIND`` and ``TILEHOUSE_METRICS_BIND``) instead of command-line settings."""
     port = port or free_port()
+    env = dict(env)
+    if config_file:
+        env["TILEHOUSE_BIND"] = f"127.0.0.1:{port}"
+        argv = ["-c", "gunicorn.conf.py"]
+    else:
+        argv = ["--workers", "2", "--bind", f"127.0.0.1:{port}", "--log-level", "warning"]
     with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}",
-             "--log-level", "warning", *args, "service:create_app()"],
-            cwd=ROOT, env=dict(env), stdout=subprocess.DEVNULL, stderr=out)
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", *argv, "service:create_app()"],
+                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out)
     return proc, f"http://127.0.0.1:{port}"
 
 
