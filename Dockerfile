@@ -4,28 +4,48 @@
 #   docker run -p 8000:8000 -e TILEHOUSE_REDIS_URL=redis://redis-host:6379/0 tilehouse
 #   docker run --no-healthcheck -e TILEHOUSE_REDIS_URL=redis://redis-host:6379/0 tilehouse python worker.py
 #
-# docker-compose.yml runs Redis, the API and scalable workers together.
+# docker-compose.yml runs Redis, the API and scalable workers together, from this one image.
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
-# ---- build: every dependency has a binary wheel, so even this stage needs no compiler ----
+# ---- build: the locked dependencies and the project's wheel, into a virtual environment ----
 FROM ${PYTHON_IMAGE} AS build
+# A private package index (a mirror or a proxy) and an extra CA certificate (PEM text) that signs its
+# certificate or a TLS-intercepting proxy's, for builds inside a company network:
+#   docker build --build-arg PIP_INDEX_URL=https://pypi.corp.example/simple \
+#                --build-arg EXTRA_CA_CERT="$(cat corp-ca.pem)" -t tilehouse .
+# Unset, pip uses PyPI and the system's CAs. Whatever the index, the hashes in the lock files decide what
+# is installed. These arguments exist in this stage only, so they never reach the final image.
+ARG PIP_INDEX_URL
+ARG PIP_EXTRA_INDEX_URL
+ARG EXTRA_CA_CERT
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-# openapi.yaml too: service/openapi.yaml (package data, served at /openapi.yaml) is a link to it.
-COPY pyproject.toml README.md openapi.yaml ./
+# requirements.lock pins every runtime dependency with its hashes, requirements-build.lock what builds
+# the project's wheel (both made by `python3 dev.py lock`; tests/test_lock.py checks them against
+# pyproject.toml). openapi.yaml too: service/openapi.yaml (package data) is a link to it.
+COPY requirements.lock requirements-build.lock pyproject.toml README.md openapi.yaml ./
 COPY engine/ engine/
 COPY ai/ ai/
 COPY service/ service/
 COPY bench/ bench/
 COPY worker.py ./
-# The project and its dependencies as wheels, installed offline into a virtual environment that the
-# runtime stage copies whole: the same python:3.11 base in both stages, so its paths stay valid, and the
-# runtime stage needs no pip run (and no BuildKit-only mount) at all.
-RUN pip wheel --wheel-dir /wheels . \
-    && python -m venv /opt/venv \
-    && /opt/venv/bin/pip install --no-index /wheels/*.whl
+# Exactly the locked dependencies (--require-hashes: a file whose hash differs is refused), then the
+# project's own wheel, built without build isolation from the locked build requirements and installed
+# offline (--no-index: a dependency missing from the lock fails the build here). The same python:3.11
+# base in both stages keeps the environment's paths valid when the runtime stage copies it.
+RUN set -eu; \
+    if [ -n "${EXTRA_CA_CERT:-}" ]; then \
+        printf '%s\n' "$EXTRA_CA_CERT" > /tmp/extra-ca.pem; \
+        cat /etc/ssl/certs/ca-certificates.crt /tmp/extra-ca.pem > /tmp/ca-bundle.pem; \
+        export PIP_CERT=/tmp/ca-bundle.pem; \
+    fi; \
+    pip install --require-hashes --no-deps -r requirements-build.lock; \
+    pip wheel --no-deps --no-build-isolation --wheel-dir /wheels .; \
+    python -m venv /opt/venv; \
+    /opt/venv/bin/pip install --require-hashes --no-deps -r requirements.lock; \
+    /opt/venv/bin/pip install --no-index /wheels/*.whl
 
 # ---- runtime: the virtual environment built above, no build tools, an unprivileged user ----
 FROM ${PYTHON_IMAGE} AS runtime

