@@ -105,6 +105,8 @@ def get_game(game_id: str) -> ResponseReturnValue:
 
 @bp.delete("/<game_id>")
 def delete_game(game_id: str) -> ResponseReturnValue:
+    if auth.bearer(request) is None:  # no token at all: 401 whether or not the game exists
+        raise auth.unauthorized("deleting a game needs its admin_token: Authorization: Bearer <token>")
     game = _load(game_id)
     if caller(game, required=True) != auth.ADMIN:
         raise Problem(403, "deleting a game needs its admin_token", slug="not-admin")
