@@ -20,7 +20,8 @@ from service.redis_local import free_port
 
 def environment(redis_url: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING", **(extra or {})}
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    for name in ("PROMETHEUS_MULTIPROC_DIR", "TILEHOUSE_WORKER_CLASS"):
+        env.pop(name, None)
     return env
 
 
@@ -75,10 +76,10 @@ def stop(procs: list[subprocess.Popen], timeout: float = 15.0) -> None:
 
 @contextmanager
 def api_and_workers(redis_url: str, tmp_path: Path, workers: int = 1,
-                    extra_env: Mapping[str, str] | None = None) -> Iterator[str]:
+                    extra_env: Mapping[str, str] | None = None, config_file: bool = False) -> Iterator[str]:
     """gunicorn (2 workers) and ``workers`` worker processes; yields the base URL once /readyz is 200."""
     env = environment(redis_url, extra_env)
-    gunicorn, base = start_gunicorn(env, tmp_path / "gunicorn.log")
+    gunicorn, base = start_gunicorn(env, tmp_path / "gunicorn.log", config_file=config_file)
     procs = [start_worker(env, tmp_path / "worker.log") for _ in range(workers)]
     try:
         wait_ready(base, [gunicorn, *procs])
