@@ -73,7 +73,9 @@ class MoveField(fields.Field):
         if isinstance(value, dict):
             problem = _move_object_problem(value)
             if problem:
-                raise ValidationError(problem)
+                # the same document as the engine's own refusal of a move object (``errors.move`` holds
+                # the detail), not marshmallow's "move: ..." wording
+                raise invalid({"move": [problem]}, detail=problem)
             return value
         raise self.make_error("invalid")
 
@@ -98,15 +100,15 @@ def _move_object_problem(value: dict[str, Any]) -> str | None:
     """Why the move object ``value`` is out of the bounds openapi.yaml gives it (``MoveObject``), or None."""
     if len(value) > MAX_MOVE_OBJECT_ITEMS:
         return f"a move object has at most {MAX_MOVE_OBJECT_ITEMS} fields"
-    for item in value.values():
+    for name, item in value.items():
         if isinstance(item, list):
             if len(item) > MAX_MOVE_OBJECT_ITEMS:
-                return f"a list in a move object has at most {MAX_MOVE_OBJECT_ITEMS} items"
+                return f"move field {name[:64]!r}: a list in a move object has at most {MAX_MOVE_OBJECT_ITEMS} items"
             problem = next((p for p in map(_move_scalar_problem, item) if p), None)
         else:
             problem = _move_scalar_problem(item)
         if problem:
-            return problem
+            return f"move field {name[:64]!r}: {problem}"
     return None
 
 

@@ -36,7 +36,7 @@ def _start(query: dict[str, int | str]) -> int:
         assert isinstance(after, int)
         return after
     text = header.strip()
-    if not text.isascii() or not text.isdigit() or int(text) > schemas.MAX_EVENT_NUMBER:
+    if not text.isascii() or not text.isdigit() or len(text) > 10 or int(text) > schemas.MAX_EVENT_NUMBER:
         raise invalid({LAST_EVENT_ID: [f"an event number from 0 to {schemas.MAX_EVENT_NUMBER}"]})
     return int(text)
 
