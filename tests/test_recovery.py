@@ -18,6 +18,7 @@ from api_support import bearer, create, humans, tokens_by_seat
 from processes import environment, start_worker, stop
 from rq.job import Job, JobStatus
 
+from service import config
 from service.store import Store
 
 pytestmark = pytest.mark.e2e
@@ -25,9 +26,11 @@ pytest_plugins = ["api_fixtures"]
 
 #: the bound issue 15 sets
 RECOVERY_SECONDS = 30
-#: an ismcts search that runs this long (its iteration budget is out of reach) is surely killed mid-job
+#: an ismcts search that runs this long (the server's iteration cap is out of its reach in that time) is
+#: surely killed mid-job
 SEARCH_MS = 2500
-SLOW_AI = {"kind": "ai", "engine": "ismcts", "params": {"iterations": 1_000_000, "time_ms": SEARCH_MS}}
+SLOW_AI = {"kind": "ai", "engine": "ismcts",
+           "params": {"iterations": config.DEFAULT_AI_MAX_ITERATIONS, "time_ms": SEARCH_MS}}
 
 
 @pytest.fixture
