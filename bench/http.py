@@ -99,6 +99,26 @@ def _processes(redis_url: str, port: int, ai_workers: int, extra_env: Mapping[st
                 p.wait()
 
 
+@contextlib.contextmanager
+def bench_redis(redis_url: str | None) -> Iterator[str]:
+    """The Redis a benchmark runs on: ``redis_url`` (flushed), or a private one in a temporary folder that
+    is stopped and removed afterwards.  Yields its URL."""
+    tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
+    local = None
+    try:
+        if redis_url:
+            url = redis_url
+        else:
+            local = LocalRedis(tmp).start()
+            url = local.url
+        redis.Redis.from_url(url).flushdb()
+        yield url
+    finally:
+        if local is not None:
+            local.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _request(conn: http.client.HTTPConnection, method: str, path: str, body: Any = None,
              token: str | None = None) -> tuple[int, Any]:
     headers = {"Content-Type": "application/json"} if body is not None else {}

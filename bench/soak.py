@@ -25,19 +25,15 @@ import argparse
 import http.client
 import json
 import random
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
 from typing import Any
 from urllib.parse import urlsplit
 
-import redis
-
-from bench.http import _percentile, _processes
-from service.redis_local import LocalRedis, free_port
+from bench.http import _percentile, _processes, bench_redis
+from service.redis_local import free_port
 
 MAX_SECONDS = 600
 MAX_CLIENTS = 200
@@ -205,22 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.redis_url and not _loopback(args.redis_url):
         p.error("the soak runs on loopback only: --redis-url must name 127.0.0.1, ::1 or localhost")
 
-    tmp = tempfile.mkdtemp(prefix="tilehouse-soak-")
-    local = None
-    try:
-        if args.redis_url:
-            url = args.redis_url
-        else:
-            local = LocalRedis(tmp).start()
-            url = local.url
-        redis.Redis.from_url(url).flushdb()
+    with bench_redis(args.redis_url) as url:
         port = free_port()
         with _processes(url, port, ai_workers=args.ai_workers):
             report = soak(port, args.clients, args.seconds)
-    finally:
-        if local is not None:
-            local.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
     ok = report["server_errors"] == 0 and not report["logs"]["problems"]
     if args.json:
