@@ -22,31 +22,30 @@ from typing import Any
 
 import pytest
 import schemathesis
-from api_support import SPEC, ContractClient, bearer, create, tokens_by_seat
+from api_support import SPEC, bearer, create, tokens_by_seat
 from hypothesis import HealthCheck, given, settings
 from rq import SimpleWorker
 from schemathesis import Case, GenerationMode
 from schemathesis.checks import ignored_auth, positive_data_acceptance
 
-from service import create_app
+pytest_plugins = ["api_fixtures"]
 
 #: examples per operation and data mode; the suite's time budget, not the search's appetite, sets it
 MAX_EXAMPLES = 25
 
 
 @pytest.fixture
-def fuzz_world(redis_conn, redis_url):
-    app = create_app({"REDIS_URL": redis_url})
-    app.test_client_class = ContractClient
+def fuzz_world(make_app):
+    app = make_app()
     client = app.test_client()
-    created = create(client, "tiengow", [{"kind": "human", "name": "Ann"},
-                                         {"kind": "ai", "engine": "random"},
-                                         {"kind": "ai", "engine": "greedy"},
-                                         {"kind": "ai", "engine": "ismcts", "params": {"iterations": 4}}], seed=1)
+    seats = [{"kind": "human", "name": "Ann"}, {"kind": "human", "name": "Bo"}, {"kind": "ai", "engine": "random"},
+             {"kind": "ai", "engine": "ismcts", "params": {"iterations": 4}}]
+    # a deal where a human seat leads, so that it has moves and may ask for a suggestion
+    created = next(c for seed in range(1, 50) if (c := create(client, "tiengow", seats, seed=seed))["game"]["seats"][
+        c["game"]["to_move"]]["kind"] == "human")
     game = created["game"]
     tokens = tokens_by_seat(created)
     seat = game["to_move"]
-    assert game["seats"][seat]["kind"] == "human"
     suggestion = client.post(f"/v1/games/{game['id']}/suggestions", json={"engine": "random"},
                              headers=bearer(tokens[seat])).get_json()["id"]
     move = client.get(f"/v1/games/{game['id']}/moves", headers=bearer(tokens[seat])).get_json()[0]["id"]
@@ -57,10 +56,9 @@ def fuzz_world(redis_conn, redis_url):
     queues = [app.extensions["queues"][n] for n in ("suggest", "play")]
     SimpleWorker(queues, connection=app.extensions["redis"]).work(burst=True, logging_level="WARNING")
     assert client.get(f"/v1/games/{over['game']['id']}").get_json()["status"] == "finished"
-    world = {"app": app, "game": game["id"], "tokens": [tokens[seat], created["admin_token"]],
+    world = {"app": app, "game": game["id"], "tokens": [tokens[seat], *(t for s, t in tokens.items() if s != seat), created["admin_token"]],
              "jobs": [suggestion, play_job], "finished": over["game"]["id"], "finished_token": over["admin_token"]}
-    yield world
-    app.extensions["redis"].close()
+    return world
 
 
 METHODS = ("get", "post", "put", "patch", "delete")
