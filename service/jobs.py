@@ -45,7 +45,6 @@ from rq.timeouts import JobTimeoutException
 import ai
 from service import config
 from service.fairplay import budget
-from service.live import clock
 from service.hardening import recovery
 from service.live import clock
 from service.store import Game, GameNotFound, NotYourTurn, Store, VersionConflict
