@@ -19,7 +19,8 @@ first engine is stronger when the whole interval is above zero.
 
 Engines take parameters on the command line: ``--engine ismcts:iterations=1000,playout=heuristic``.
 Every decision goes through ``ai.decide`` with a seed derived from the set and the move number, so a run
-is reproducible (time budgets aside) whatever ``--processes`` is.  The progress bar is hand-written (no
+is reproducible (time budgets aside) whatever ``--processes`` is.  ``--round-robin`` plays every pair of
+the engines instead and fits ratings (:mod:`ai.ratings`); ``--out FILE`` writes either report as JSON.  The progress bar is hand-written (no
 dependency) and goes to stderr; ``--json`` prints one JSON document on stdout.
 """
 
@@ -133,6 +134,7 @@ def play_set(job: Job) -> dict[str, Any]:
     """Play one duplicate set; per engine label: payoff sum, seats played, win credit, decisions
     and thinking seconds."""
     acc: dict[str, dict[str, float]] = {}
+    records: list[dict[str, Any]] = []
     for lineup in lineups(job.specs, job.players):
         state = engine.new_game(job.rules, players=job.players, seed=job.seed, options=dict(job.options))
         ply = 0
@@ -150,6 +152,7 @@ def play_set(job: Job) -> dict[str, Any]:
             state.apply(d.move)
             ply += 1
         payoffs = state.result()["payoffs"]
+        records.append({"lineup": [spec.label for spec in lineup], "payoffs": list(payoffs)})
         top = max(payoffs)
         winners = [s for s, p in enumerate(payoffs) if p == top] if top > min(payoffs) else []
         for seat, spec in enumerate(lineup):
@@ -159,7 +162,8 @@ def play_set(job: Job) -> dict[str, Any]:
             a["seats"] += 1
             if seat in winners:
                 a["wins"] += 1.0 / len(winners)
-    return {"seed": job.seed, "engines": acc, "matches": len(lineups(job.specs, job.players))}
+    return {"seed": job.seed, "engines": acc, "matches": len(lineups(job.specs, job.players)),
+            "pair": [spec.label for spec in dict.fromkeys(job.specs)], "records": records}
 
 
 def run_sets(jobs: list[Job], processes: int) -> Iterator[dict[str, Any]]:
@@ -275,7 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sets", type=int, default=20, help="duplicate sets (each played in every rotation)")
     p.add_argument("--seed", type=int, default=1, help="seed of the first set (set i uses seed + i)")
     p.add_argument("--processes", type=int, default=1, help="worker processes (one set at a time each)")
+    p.add_argument("--round-robin", action="store_true",
+                   help="every pair of the engines plays --sets duplicate sets; fit openskill ratings and print "
+                        "a leaderboard (needs the agents extra: pip install 'tilehouse[agents]')")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--out", metavar="FILE", help="also write the report as JSON to FILE")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
     rs = engine.get_rules(a.rules)
@@ -286,10 +294,20 @@ def main(argv: list[str] | None = None) -> int:
         rs.validate_options(options, players)
     except (AIError, engine.BadOptions, ValueError) as e:
         p.error(str(e))
-    if len(specs) > players:
-        p.error(f"{len(specs)} engines do not fit {players} seats")
     if a.sets < 1 or a.processes < 1:
         p.error("--sets and --processes must be at least 1")
+    if a.round_robin:
+        from ai import ratings
+
+        if len({s.label for s in specs}) < 2:
+            p.error("a round robin needs at least two different engines")
+        report = ratings.round_robin(a.rules, players, options, specs, a.sets, a.seed, a.processes,
+                                     progress=not a.quiet)
+        _write(report, a.out)
+        print(json.dumps(report, indent=2) if a.json else ratings.render(report))
+        return 0
+    if len(specs) > players:
+        p.error(f"{len(specs)} engines do not fit {players} seats")
     jobs = [Job(a.rules, players, options, specs, a.seed + i) for i in range(a.sets)]
     progress = Progress(len(jobs), sys.stderr, enabled=not a.quiet)
     t0 = time.perf_counter()
@@ -300,8 +318,16 @@ def main(argv: list[str] | None = None) -> int:
     progress.close()
     report = {"rules": a.rules, "players": players, "options": options, "seed": a.seed,
               "processes": a.processes, "seconds": time.perf_counter() - t0, **summarize(results, specs)}
+    _write(report, a.out)
     print(json.dumps(report, indent=2) if a.json else render(report))
     return 0
+
+
+def _write(report: Mapping[str, Any], path: str | None) -> None:
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
 
 
 if __name__ == "__main__":

@@ -140,3 +140,46 @@ def test_bench_ai_reports_iterations_per_second(capsys):
     assert pauses["collections"] >= pauses["full_collections"] >= 0
     assert pauses["total_pause_ms"] >= pauses["longest_pause_ms"] >= 0
     assert gc.get_freeze_count() == 0, "the bench leaves the collector as it found it"
+
+
+def test_fitted_ratings_rank_the_winner_first_and_a_draw_keeps_engines_level():
+    from ai.ratings import MU0, SIGMA0, fit
+
+    wins = [{"lineup": ["a", "b", "a", "b"], "payoffs": [2, -2, 1, -1]}] * 5
+    ratings = fit(wins, ["a", "b"])
+    assert ratings["a"][0] > MU0 > ratings["b"][0]
+    assert ratings["a"][1] < SIGMA0 and ratings["b"][1] < SIGMA0
+    draws = fit([{"lineup": ["a", "b"], "payoffs": [0, 0]}] * 3, ["a", "b"])
+    assert draws["a"] == pytest.approx(draws["b"]) and draws["a"][0] == pytest.approx(MU0)
+
+
+def test_a_round_robin_of_three_engines_prints_a_leaderboard_with_uncertainty_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "ratings.json"
+    args = ["tiengow", "--round-robin", "--engine", "random", "--engine", "greedy", "--engine",
+            "ismcts:iterations=10", "--sets", "2", "--quiet", "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "mu +- 1.96 sigma" in printed and "random - greedy" in printed
+    report = json.loads(out.read_text())
+    board = report["leaderboard"]
+    ordinals = [e["ordinal"] for e in board]
+    assert ordinals == sorted(ordinals, reverse=True) and [e["rank"] for e in board] == [1, 2, 3]
+    assert {e["label"] for e in board} == {"random", "greedy", "ismcts:iterations=10"}
+    # three pairs, two sets each, two rotations of A B A B per set
+    assert report["matches"] == 3 * 2 * 2 and len(report["pairs"]) == 3
+    for e in board:
+        assert e["sigma"] < 25 / 3 and e["interval95"][0] < e["mu"] < e["interval95"][1]
+    by_label = {e["label"]: e for e in board}
+    # greedy beats random at Tien Gow by about ten points per seat: the ratings must say so
+    assert by_label["greedy"]["mu"] > by_label["random"]["mu"]
+    # reproducible: the same run gives the same ratings
+    assert main([*args[:-1], str(tmp_path / "again.json")]) == 0
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert [(e["label"], e["mu"], e["sigma"]) for e in again["leaderboard"]] == \
+        [(e["label"], e["mu"], e["sigma"]) for e in board]
+
+
+def test_a_round_robin_needs_two_different_engines(capsys):
+    with pytest.raises(SystemExit):
+        main(["tiuu", "--round-robin", "--engine", "greedy", "--engine", "greedy", "--quiet"])
+    assert "two different engines" in capsys.readouterr().err
