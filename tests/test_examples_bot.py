@@ -1,0 +1,53 @@
+"""``examples/bot.py`` (issue 13, point 2): the standalone remote bot plays whole games through the HTTP API
+against a real gunicorn and a real ``worker.py`` process (the ``server`` fixture of ``test_e2e``), as its own
+process with nothing but ``requests``."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from api_support import ROOT
+from test_e2e import _call, server  # noqa: F401 - the fixture, shared rather than copied
+
+BOT = ROOT / "examples" / "bot.py"
+pytestmark = pytest.mark.e2e
+
+
+def _run_bot(*args: str) -> str:
+    done = subprocess.run([sys.executable, str(BOT), *args], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_bot_is_short_and_imports_nothing_but_requests_and_the_standard_library():
+    source = BOT.read_text()
+    assert len(source.splitlines()) < 80
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert imported - {"requests"} <= set(sys.stdlib_module_names), imported
+
+
+def test_the_bot_plays_a_whole_game_with_its_seat_token_over_real_http(server):  # noqa: F811
+    status, created = _call(server, "POST", "/v1/games", {
+        "rules": "tiengow", "seed": 8,
+        "seats": [{"kind": "ai", "engine": "greedy"}, {"kind": "human", "name": "bot"},
+                  {"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "greedy"}]})
+    assert status == 201
+    game_id, token = created["game"]["id"], created["seats"][0]["token"]
+    out = _run_bot(server, game_id, "1", "--token", token, "--seed", "3")
+    status, view = _call(server, "GET", f"/v1/games/{game_id}")
+    assert status == 200 and view["status"] == "finished"
+    assert f"game {game_id} seat 1: {view['result']['reason']}, payoffs {view['result']['payoffs']}" in out
+    with urllib.request.urlopen(f"{server}/v1/games/{game_id}/events", timeout=10) as r:
+        events = json.load(r)
+    assert any(e["seat"] == 1 for e in events)  # the bot's own moves are in the log
