@@ -51,3 +51,34 @@ def test_the_bot_plays_a_whole_game_with_its_seat_token_over_real_http(server): 
     with urllib.request.urlopen(f"{server}/v1/games/{game_id}/events", timeout=10) as r:
         events = json.load(r)
     assert any(e["seat"] == 1 for e in events)  # the bot's own moves are in the log
+
+
+def test_the_bot_joins_an_open_seat_and_plays_the_whole_game(server):  # noqa: F811
+    status, created = _call(server, "POST", "/v1/games", {
+        "rules": "tiuu", "seats": [{"kind": "ai", "engine": "greedy"}, {"kind": "open"}]})
+    assert status == 201 and created["seats"] == []
+    game_id = created["game"]["id"]
+    out = _run_bot(server, game_id, "1", "--name", "remote bot")
+    status, view = _call(server, "GET", f"/v1/games/{game_id}")
+    assert view["status"] == "finished" and view["seats"][1]["name"] == "remote bot"
+    assert f"game {game_id} seat 1: " in out
+    # the seat was handed out once: a second join is refused
+    status, problem = _call(server, "POST", f"/v1/games/{game_id}/seats/1/join", {})
+    assert status == 409, problem
+
+
+def test_the_bot_finds_open_games_in_the_lobby_and_plays_them_one_after_the_other(server):  # noqa: F811
+    ids = []
+    for _ in range(2):
+        status, created = _call(server, "POST", "/v1/games", {
+            "rules": "kozel", "options": {"target": 15},
+            "seats": [{"kind": "open"}, {"kind": "ai", "engine": "random"}]})
+        assert status == 201
+        ids.append(created["game"]["id"])
+    out = _run_bot(server, "--lobby", "kozel", "--games", "2")
+    assert sorted(line.split()[1] for line in out.splitlines()) == sorted(ids)
+    for game_id in ids:
+        status, view = _call(server, "GET", f"/v1/games/{game_id}")
+        assert view["status"] == "finished"
+    status, lobby = _call(server, "GET", "/v1/games?status=open&rules=kozel")
+    assert status == 200 and lobby["games"] == []
