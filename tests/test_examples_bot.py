@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 from api_support import ROOT
-from test_e2e import _call, server  # noqa: F401 - the fixture, shared rather than copied
+from test_e2e import _call, processes, server  # noqa: F401 - the fixtures, shared rather than copied
 
 BOT = ROOT / "examples" / "bot.py"
 pytestmark = pytest.mark.e2e
