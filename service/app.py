@@ -4,8 +4,8 @@
 creates the shared clients once -- the Redis client in ``app.extensions["redis"]`` (and the one whose
 connections the push streams' subscriptions hold, ``app.extensions["redis_streams"]``), the RQ queues in
 ``app.extensions["queues"]`` (``{"suggest": Queue, "play": Queue}``), the game store in
-``app.extensions["store"]`` -- registers one blueprint per resource, the one problem-document error handler,
-``/openapi.yaml``, the operations layer (request ids, JSON logs, metrics, health checks), and CORS.
+``app.extensions["store"]`` -- registers one blueprint per resource and the web client's (``service.web``,
+issue 12), the one problem-document error handler, ``/openapi.yaml``, the operations layer (request ids, JSON logs, metrics, health checks), and CORS.
 
 CORS (issue 11) is flask-cors on every route, /healthz, /readyz, /metrics and /openapi.yaml included (a
 status page or an API explorer on another origin reads them too; none carries game data without a
@@ -28,7 +28,7 @@ from flask_cors import CORS
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from service import api, problems
+from service import api, problems, web
 from service import config as config_module
 from service.hardening import bodies, metrics_access
 from service.jobs import make_queues
@@ -86,6 +86,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["store"] = Store(conn, cfg["GAME_TTL_SECONDS"])
 
     api.register(app)
+    app.register_blueprint(web.bp)
     from service.fairplay import limits
 
     limits.init_app(app)

@@ -1,0 +1,100 @@
+// How the client learns that a game changed: the server's push stream where it has one
+// (POST /v1/games/{id}/stream-tickets, then EventSource on /v1/games/{id}/stream?ticket=...), else polling
+// GET /v1/games/{id} with If-None-Match, which answers 304 while nothing changed.
+
+import { api, serverFeatures } from "./api.js";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export class Watcher {
+  /**
+   * @param {string} gameId
+   * @param {() => string|null} token  the token to read the view with (it may change: hot seat)
+   * @param {(view: object) => Promise<void>} onView  awaited: no new view is delivered meanwhile
+   * @param {(err: Error) => void} onError
+   */
+  constructor(gameId, token, onView, onError) {
+    this.gameId = gameId;
+    this.token = token;
+    this.onView = onView;
+    this.onError = onError;
+    this.etag = null;
+    this.usedToken = null;
+    this.view = null;
+    this.stopped = false;
+    this.wake = null;
+    this.stream = null;
+  }
+
+  start() {
+    this.openStream();
+    this.loop();
+  }
+
+  stop() {
+    this.stopped = true;
+    if (this.stream) this.stream.close();
+    this.poke();
+  }
+
+  /** Look now (after our own move, or when the stream says something happened). */
+  poke() {
+    if (this.wake) this.wake();
+  }
+
+  delay() {
+    const v = this.view;
+    if (!v) return 500;
+    if (this.stream) return 15000;  // the stream pokes; this is only a safety net
+    if (v.ai && v.ai.pending) return 300;
+    if (v.to_move !== null && v.to_move === v.you) return 3000;
+    return 900;
+  }
+
+  async openStream() {
+    if (typeof EventSource === "undefined" || !(await serverFeatures()).stream) return;
+    try {
+      const r = await api("POST", `/v1/games/${this.gameId}/stream-tickets`, { body: {}, token: this.token() });
+      const ticket = r.data && r.data.ticket;
+      if (!ticket || this.stopped) return;
+      const es = new EventSource(`/v1/games/${this.gameId}/stream?ticket=${encodeURIComponent(ticket)}`);
+      es.onmessage = () => this.poke();
+      es.addEventListener("error", () => {
+        es.close();
+        if (this.stream === es) this.stream = null;
+        this.poke();
+      });
+      this.stream = es;
+      // every named event type the server may send: any of them means "look again"
+      for (const name of ["event", "move", "view", "end"]) es.addEventListener(name, () => this.poke());
+    } catch {
+      // no stream on this server: polling it is
+    }
+  }
+
+  async loop() {
+    while (!this.stopped) {
+      const token = this.token();
+      if (token !== this.usedToken) {
+        this.etag = null;
+        this.usedToken = token;
+      }
+      try {
+        const r = await api("GET", `/v1/games/${this.gameId}`, { token, etag: this.etag });
+        if (r.status === 200) {
+          this.etag = r.etag;
+          this.view = r.data;
+          await this.onView(r.data);
+        }
+      } catch (err) {
+        this.onError(err);
+        await sleep(2000);
+      }
+      if (this.stopped || (this.view && this.view.status === "finished")) break;
+      await new Promise((resolve) => {
+        const t = setTimeout(resolve, this.delay());
+        this.wake = () => { clearTimeout(t); this.wake = null; resolve(); };
+      });
+    }
+  }
+}
