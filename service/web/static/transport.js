@@ -6,6 +6,15 @@ import { api, serverFeatures } from "./api.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// every event type of the four rule sets (docs/rules/*.md) and of the table's life (clocks, seats, resign)
+const EVENT_TYPES = [
+  "deal", "lead", "beat", "discard", "trick_won", "payment", "deal_end", "match_end",   // tiengow
+  "place", "round", "game_end",                                                       // tiengow_wall
+  "play", "doubles", "draw", "pass", "round_end",                                     // kozel
+  "capture", "take", "flip", "triple", "fourth", "no_hand_play", "six_six_pairs",     // tiuu
+  "timeout", "resign", "join", "abandon", "forfeit",                                  // live tables
+];
+
 export class Watcher {
   /**
    * @param {string} gameId
@@ -45,7 +54,7 @@ export class Watcher {
   delay() {
     const v = this.view;
     if (!v) return 500;
-    if (this.stream) return 15000;  // the stream pokes; this is only a safety net
+    if (this.stream) return 5000;  // the stream pokes; this is only a safety net
     if (v.ai && v.ai.pending) return 300;
     if (v.to_move !== null && v.to_move === v.you) return 3000;
     return 900;
@@ -59,14 +68,15 @@ export class Watcher {
       if (!ticket || this.stopped) return;
       const es = new EventSource(`/v1/games/${this.gameId}/stream?ticket=${encodeURIComponent(ticket)}`);
       es.onmessage = () => this.poke();
+      // the stream names each message by the event's type: any of them means "look again"
+      for (const name of EVENT_TYPES) es.addEventListener(name, () => this.poke());
       es.addEventListener("error", () => {
+        // the game ended (the server closes the stream) or the connection dropped: polling takes over
         es.close();
         if (this.stream === es) this.stream = null;
         this.poke();
       });
       this.stream = es;
-      // every named event type the server may send: any of them means "look again"
-      for (const name of ["event", "move", "view", "end"]) es.addEventListener(name, () => this.poke());
     } catch {
       // no stream on this server: polling it is
     }
