@@ -48,6 +48,20 @@ class Param(Field):
 
 
 @dataclass(frozen=True)
+class Preset:
+    """A named strength of an engine: parameter values that a frontend offers as one choice (issue 12:
+    "engine + strength preset").  ``default`` marks the one a frontend picks first."""
+
+    name: str
+    label: str
+    params: Mapping[str, Any]
+    default: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "label": self.label, "params": dict(self.params), "default": self.default}
+
+
+@dataclass(frozen=True)
 class Decision:
     """An engine's answer: the move and JSON-ready statistics (``iterations``, ``elapsed_ms``,
     ``candidates``: ``[{"move": id, "visits": int, "mean_reward": float | None}, ...]`` and any
@@ -68,6 +82,8 @@ class Engine(ABC):
     id: ClassVar[str]
     description: ClassVar[str]
     params: ClassVar[tuple[Param, ...]] = ()
+    #: named strengths; an engine without any is offered with its defaults
+    presets: ClassVar[tuple[Preset, ...]] = ()
 
     def validate(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
         """``params`` completed with defaults; ``BadParams`` naming the parameter for anything wrong."""
@@ -87,7 +103,8 @@ class Engine(ABC):
         ``seat``'s information set and ``params`` are validated; ``rng`` is the only source of chance."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "description": self.description, "params": [p.to_dict() for p in self.params]}
+        return {"id": self.id, "description": self.description, "params": [p.to_dict() for p in self.params],
+                "presets": [p.to_dict() for p in self.presets]}
 
 
 #: the registry: engine id -> engine

@@ -69,7 +69,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from ai import Decision, Engine, Param
+from ai import Decision, Engine, Param, Preset
 from ai.greedy import heuristic
 from engine.game import Move, Seat, State
 
@@ -349,6 +349,13 @@ class IsmctsEngine(Engine):
               "playout policy, ai.heuristics.<rules>.playout) or 'greedy' (every seat plays the greedy engine's "
               "one-ply heuristic: slower per iteration, much better informed); random where a rule set has "
               "no heuristics", choices=("random", "heuristic", "greedy")),
+    )
+
+    #: strengths by search budget; the time limit only guards a slow machine
+    presets = (
+        Preset("quick", "Quick (200 iterations)", {"iterations": 200, "time_ms": 3000}),
+        Preset("standard", "Standard (1,000 iterations)", {"iterations": 1000, "time_ms": 8000}, default=True),
+        Preset("strong", "Strong (5,000 iterations)", {"iterations": 5000, "time_ms": 10000}),
     )
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:

@@ -7,6 +7,9 @@ them.  A value above the cap is refused (422 naming the parameter), never clampe
 it gets; an engine default above a cap runs at the cap (the client asked for nothing).  The listing shows
 each capped parameter's effective ``maximum`` and ``default`` and the ``cap`` itself, and the range of a
 suggestion's ``workers`` (capped by ``TILEHOUSE_AI_MAX_WORKERS``; 1 for engines that cannot split a search).
+
+Strength presets (issue 12): each engine's ``ai.Preset`` list, for a frontend's "engine + strength" choice;
+a preset that asks for more than a cap is left out of the listing.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ def describe(engine_id: str, cfg: Mapping[str, Any] | None = None) -> dict[str, 
             p = {**p, "cap": cap, "maximum": min(p.get("maximum", cap), cap), "default": min(p["default"], cap)}
         params.append(p)
     out["params"] = params
+    # a preset asking for more than a cap allows would be refused at creation: it is not offered
+    out["presets"] = [p for p in out.get("presets", [])
+                      if all(v <= limits[k] for k, v in p["params"].items() if k in limits)]
     return out
 
 
