@@ -87,7 +87,8 @@ class Page:
         self.base = base
         self.page.set_default_timeout(60_000)
 
-    def new_game(self, rules: str, players: int, seats: list[str], options: dict[str, object]) -> None:
+    def new_game(self, rules: str, players: int, seats: list[str], options: dict[str, object],
+                 clock: str = "") -> None:
         """Fill the new-game form as a person would: rule set, player count, seat kinds, options."""
         pg = self.page
         pg.goto(self.base + "/")
@@ -105,13 +106,15 @@ class Page:
             else:
                 field.fill(str(value))
                 field.dispatch_event("change")
+        if clock:
+            pg.select_option("#clock", clock)
         pg.click("#create")
         pg.wait_for_selector(".seat")
 
-    def act(self) -> str:
+    def act(self, timeout: float | None = None) -> str:
         """Wait for something to do, and do one click: 'done' when the result is shown."""
         pg = self.page
-        pg.wait_for_function("""() => !document.body.dataset.busy && !document.body.dataset.animating && (
+        pg.wait_for_function(timeout=timeout, expression="""() => !document.body.dataset.busy && !document.body.dataset.animating && (
             document.querySelector('.dialog.result') || document.querySelector('#continue') ||
             (document.querySelector('.turn.yours') &&
              (document.querySelector('button.move') || document.querySelector('button.piece.live:not(.selected)'))))""")
@@ -150,11 +153,20 @@ def test_a_whole_tien_gow_deal_is_played_by_clicking_with_no_console_error(brows
     # the hand is sorted into its civil and military groups, drawn as SVG tiles
     assert tab.page.locator(".handgroup.civil svg.tile").count() + tab.page.locator(
         ".handgroup.military svg.tile").count() == 8
+    # Hint: the AI's candidates for our seat as bars of visits with their mean reward, the best one marked
+    pg = tab.page
+    pg.wait_for_selector(".turn.yours")
+    pg.click("#hintbtn")
+    pg.wait_for_selector(".hint .hintrow.best", timeout=90_000)
+    rows = pg.locator(".hint .hintrow")
+    assert rows.count() >= 1 and "visits" in rows.first.inner_text()
+    assert pg.locator(".hint .hintrow.best .bar").count() == 1
+    pg.click(".hint .hintrow.best")  # selects that move's tiles: its buttons appear, or it plays at once
     shot_taken = False
     clicks = 0
     while tab.act() != "done":
         clicks += 1
-        if not shot_taken and tab.page.locator(".trick .slot svg.tile").count() >= 3 \
+        if not shot_taken and tab.page.locator(".trick .slot svg.tile").count() >= 2 \
                 and tab.page.locator(".turn.yours").count():
             tab.screenshot("tiengow.png")
             shot_taken = True
@@ -199,7 +211,10 @@ def test_a_whole_kozel_round_is_played_by_clicking_and_reveals_the_hands_left(br
 ])
 def test_the_other_rule_sets_are_playable_by_clicking(browser, server, rules, players, seats):  # noqa: F811
     tab = Page(browser, server)
-    tab.new_game(rules, players, seats, {})
+    tab.new_game(rules, players, seats, {}, clock="300+3")
+    # a time control: the human seat shows its time left, the AI seats none
+    assert tab.page.locator(".seat .clock").count() == 1
+    assert tab.page.locator(".seat.me .clock").inner_text().startswith(("5:00", "4:5"))
     clicks = 0
     for _ in range(60):
         action = tab.act()
@@ -215,11 +230,17 @@ def test_the_other_rule_sets_are_playable_by_clicking(browser, server, rules, pl
     tab.close()
 
 
-def test_the_table_fits_a_360_pixel_phone_and_is_played_with_the_keyboard(browser, server):  # noqa: F811
+def test_one_click_gives_you_against_three_ai_on_a_360_pixel_phone_played_with_the_keyboard(
+        browser, server):  # noqa: F811
     tab = Page(browser, server, width=360, height=740)
-    tab.new_game("tiengow", 4, ["human", "random", "random", "random"], {})
     pg = tab.page
-    pg.wait_for_selector(".turn.yours")
+    pg.goto(server + "/")
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 360
+    pg.click("#quick")
+    pg.wait_for_selector(".seat")
+    assert "Tien Gow" in pg.title() or "Tien Gow" in pg.locator("#title").inner_text()
+    assert pg.locator(".seat").count() == 4 and pg.locator(".seat .chip.ai").count() == 3
+    pg.wait_for_selector(".turn.yours", timeout=120_000)
     assert pg.evaluate("document.documentElement.scrollWidth") <= 360
     # Tab reaches the hand; Enter selects a tile and Enter on the first move button plays it
     for _ in range(40):
@@ -246,3 +267,42 @@ def test_the_table_fits_a_360_pixel_phone_and_is_played_with_the_keyboard(browse
     tab.screenshot("tiengow-phone.png")
     assert tab.errors == []
     tab.close()
+
+
+def test_an_open_seat_is_taken_through_its_link_in_another_browser(browser, server):  # noqa: F811
+    host = Page(browser, server)
+    pg = host.page
+    pg.goto(server + "/")
+    pg.select_option("#rules", "kozel")
+    pg.select_option('select[data-seat="1"][data-k="kind"]', "open")
+    pg.click("#create")
+    pg.wait_for_selector(".invite")
+    assert "Waiting for 1 player to join" in pg.locator(".statusline").inner_text()
+    link = pg.locator(".invite input").input_value()
+    assert "#/join/" in link
+    guest = Page(browser, server)  # another browser context: its own sessionStorage, no token of the host's
+    guest.page.goto(link)
+    guest.page.fill("#joinname", "Bob")
+    guest.page.click("#joinbtn")
+    guest.page.wait_for_selector(".hand svg.tile")
+    assert guest.page.locator(".seat.me .name").inner_text() == "Bob"
+    pg.wait_for_function("!document.querySelector('.invite')")
+    assert "Bob takes seat 2" in pg.locator("#logitems").inner_text()
+    # the two humans play on, each in his own browser: whoever is to move clicks
+    clicks = 0
+    for _ in range(200):
+        for tab in (host, guest):
+            if tab.page.locator(".turn.yours").count() and not tab.page.locator(".dialog.result").count():
+                try:
+                    clicks += tab.act(timeout=3000) in ("move", "select")
+                except PlaywrightTimeout:
+                    continue  # the turn passed to the other browser meanwhile
+        if clicks >= 4:
+            break
+        pg.wait_for_timeout(100)
+    assert clicks >= 4
+    assert "\nYou " in "\n" + pg.locator("#logitems").inner_text()
+    assert "\nYou " in "\n" + guest.page.locator("#logitems").inner_text()
+    assert host.errors == [] and guest.errors == []
+    host.close()
+    guest.close()

@@ -43,7 +43,7 @@ export function saveGame(id, record) {
 let features = null;
 
 /** What this server can do beyond the core API, read from its own contract (GET /openapi.yaml), so that
- * the client never probes an endpoint the server does not have: {stream, rematch, openSeats}. */
+ * the client never probes an endpoint the server does not have: {stream, rematch, openSeats, clock, resign}. */
 export async function serverFeatures() {
   if (!features) {
     features = fetch("/openapi.yaml", { cache: "no-store" })
@@ -53,6 +53,8 @@ export async function serverFeatures() {
         stream: text.includes("/stream-tickets:"),
         rematch: text.includes("/rematch:"),
         openSeats: text.includes("/join:"),
+        clock: text.includes("ClockSettings:"),
+        resign: text.includes("/resign:"),
       }));
   }
   return features;

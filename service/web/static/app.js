@@ -84,6 +84,14 @@ function defaultAiSeat(engines) {
   return { kind: "ai", engine: e.id, preset: p.name };
 }
 
+// time controls offered at creation: "<initial s>+<increment s>"
+const CLOCKS = [["", "no clock"], ["60+2", "1 min + 2 s a move"], ["300+3", "5 min + 3 s a move"], ["900+10", "15 min + 10 s a move"]];
+
+function clockText(ms) {
+  const t = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(t / 60)}:${String(t % 60).padStart(2, "0")}`;
+}
+
 // default names by the seat's place at the table, seen from seat 0
 const PLACES = { 2: ["South", "North"], 3: ["South", "East", "West"], 4: ["South", "East", "North", "West"] };
 
@@ -103,7 +111,7 @@ async function createGame(body) {
   const created = r.data;
   const tokens = {};
   for (const s of created.seats) tokens[s.seat] = s.token;
-  saveGame(created.game.id, { tokens, admin: created.admin_token, setup: body, invites: created.invites || null });
+  saveGame(created.game.id, { tokens, admin: created.admin_token, setup: body, join: created.join || [] });
   location.hash = `#/game/${created.game.id}`;
 }
 
@@ -118,7 +126,8 @@ async function quickStart() {
 async function showNewGame() {
   app.innerHTML = '<section class="panel center"><p class="muted">Loading the rule sets…</p></section>';
   const { rules, engines } = await loadCatalog();
-  const state = { rules: "tiengow", players: 4, seats: [], options: {} };
+  const features = await serverFeatures();
+  const state = { rules: "tiengow", players: 4, seats: [], options: {}, clock: "" };
 
   const ruleOf = () => rules.find((r) => r.id === state.rules);
   const resetSeats = () => {
@@ -156,7 +165,8 @@ async function showNewGame() {
       return `<div class="field ${o.type === "boolean" ? "check" : ""}"><label for="${id}">${esc(o.name.replace(/_/g, " "))}</label>${input}<small>${esc(o.description)}${esc(bounds)}</small></div>`;
     };
     const seatRow = (s, i) => {
-      const kinds = [["human", "Human (this browser)"], ["ai", "AI"], ["open", "Open seat (send a link)"]];
+      const kinds = [["human", "Human (this browser)"], ["ai", "AI"]];
+      if (features.openSeats) kinds.push(["open", "Open seat (send a link)"]);
       const engine = engines.find((e) => e.id === s.engine) || engines[0];
       const ai = s.kind === "ai"
         ? `<select data-seat="${i}" data-k="engine" aria-label="seat ${i + 1} engine">${engines.map((e) => `<option value="${e.id}" ${e.id === s.engine ? "selected" : ""}>${esc(e.id)}</option>`).join("")}</select>
@@ -179,7 +189,8 @@ async function showNewGame() {
           <div class="field"><label for="rules">Game</label><select id="rules">${rules.map((x) => `<option value="${x.id}" ${x.id === state.rules ? "selected" : ""}>${esc(x.title)}</option>`).join("")}</select><small>${esc(r.description)}</small></div>
           <div class="field"><label for="players">Players</label><select id="players">${counts.map((n) => `<option ${n === state.players ? "selected" : ""}>${n}</option>`).join("")}</select></div>
           <fieldset><legend>Seats</legend>${state.seats.map(seatRow).join("")}</fieldset>
-          <fieldset><legend>Options</legend>${r.options.map(optionField).join("") || '<p class="muted">none</p>'}</fieldset>
+          <fieldset><legend>Options</legend>${r.options.map(optionField).join("") || '<p class="muted">none</p>'}
+            ${features.clock ? `<div class="field"><label for="clock">clock</label><select id="clock">${CLOCKS.map(([v, l]) => `<option value="${v}" ${v === state.clock ? "selected" : ""}>${l}</option>`).join("")}</select><small>a Fischer time control for the human seats; out of time, the greedy AI moves for you</small></div>` : ""}</fieldset>
           <button type="submit" class="primary" id="create">Start the game</button>
         </form>
       </section>`;
@@ -191,6 +202,8 @@ async function showNewGame() {
       resetOptions();
       render();
     };
+    const clockSelect = document.getElementById("clock");
+    if (clockSelect) clockSelect.onchange = () => { state.clock = clockSelect.value; };
     document.getElementById("players").onchange = (ev) => {
       state.players = Number(ev.target.value);
       resetSeats();
@@ -217,6 +230,10 @@ async function showNewGame() {
     document.getElementById("newgame").onsubmit = (ev) => {
       ev.preventDefault();
       const body = { rules: state.rules, options: state.options, seats: state.seats.map((s, i) => seatBody(s, engines, i, state.players)) };
+      if (state.clock) {
+        const [initial, increment] = state.clock.split("+").map(Number);
+        body.clock = { initial_ms: initial * 1000, increment_ms: increment * 1000 };
+      }
       createGame(body).catch((e) => toast(problemText(e)));
     };
   };
@@ -227,12 +244,50 @@ async function showNewGame() {
 
 async function joinSeat(id, seat) {
   const rec = loadGame(id) || { tokens: {} };
-  if (!rec.tokens[seat]) {
-    const r = await api("POST", `/v1/games/${id}/seats/${seat}/join`, { body: {} });
-    rec.tokens[seat] = r.data.token;
-    saveGame(id, rec);
+  if (rec.tokens[seat]) {
+    location.hash = `#/game/${id}`;
+    return;
   }
-  location.hash = `#/game/${id}`;
+  const { data: v } = await api("GET", `/v1/games/${id}`);
+  const { rules } = await loadCatalog();
+  const title = (rules.find((r) => r.id === v.rules) || {}).title || v.rules;
+  const others = v.seats.filter((s) => s.seat !== seat).map((s) => esc(s.name)).join(", ");
+  app.innerHTML = `<section class="panel center"><h2>Join a game of ${esc(title)}</h2>
+    <p>Seat ${seat + 1} is yours if you take it. At the table: ${others}.</p>
+    <form id="joinform"><div class="field"><label for="joinname">Your name</label><input id="joinname" maxlength="40" value="" placeholder="name"></div>
+    <button class="primary" type="submit" id="joinbtn">Take the seat</button> <a class="button ghost" href="#/">No thanks</a></form></section>`;
+  const input = document.getElementById("joinname");
+  input.focus();
+  document.getElementById("joinform").onsubmit = async (ev) => {
+    ev.preventDefault();
+    try {
+      const body = input.value.trim() ? { name: input.value.trim() } : {};
+      const r = await api("POST", `/v1/games/${id}/seats/${seat}/join`, { body });
+      rec.tokens[seat] = r.data.token;
+      saveGame(id, rec);
+      location.hash = `#/game/${id}`;
+    } catch (err) {
+      toast(problemText(err));
+    }
+  };
+}
+
+/** A link that takes someone to the join screen of one open seat. */
+function joinLink(id, seat) {
+  return `${location.origin}${location.pathname}#/join/${id}/${seat}`;
+}
+
+// the service's own events (open seats, clocks, resigning), the same in every rule set
+function serviceEventText(e, name) {
+  const d = e.data || {};
+  switch (e.type) {
+    case "join": return `${d.name || name(e.seat)} takes seat ${e.seat + 1}`;
+    case "start": return "Every seat is taken: the game starts";
+    case "timeout": return d.action === "forfeit" ? `${name(e.seat)} ran out of time and forfeits` : `${name(e.seat)} ran out of time: ${d.engine || "the AI"} moves for them`;
+    case "resign": return `${name(e.seat)} resigns`;
+    case "rematch": return "A rematch is set up";
+    default: return null;
+  }
 }
 
 // --------------------------------------------------------------------------------------------- table
@@ -259,6 +314,7 @@ async function showTable(id) {
       <span class="spacer"></span>
       <button id="hintbtn" class="ghost" disabled title="Ask the AI for a suggestion (H)">Hint</button>
       <button id="logbtn" class="ghost" aria-expanded="false" title="Event log (L)">Log</button>
+      <button id="resignbtn" class="ghost" hidden title="Resign: the match ends now, you rank last">Resign</button>
       <a href="#/" class="ghost button" id="newbtn">New game</a></header>
     <div id="statusline" class="statusline" aria-live="polite"></div>
     <main id="table" class="table"></main>
@@ -362,9 +418,11 @@ async function showTable(id) {
     const kind = s.kind === "ai" ? `<span class="chip ai" title="AI engine">${esc(s.engine || "AI")}</span>` : s.kind === "open" ? '<span class="chip open">open seat</span>' : "";
     const hand = s.seat === v.you ? "" : `<div class="handbacks" title="${s.hand_size} tiles in hand">${"<i></i>".repeat(Math.min(s.hand_size, 16))}<small>${s.hand_size}</small></div>`;
     const thinking = turn && v.ai.pending && s.kind === "ai" ? '<span class="thinking" aria-label="thinking">…</span>' : "";
+    const clock = v.clock && s.clock_ms !== null && s.clock_ms !== undefined
+      ? `<span class="clock${v.clock.running === s.seat ? " running" : ""}" data-clock="${s.seat}" title="time left">${clockText(s.clock_ms)}</span>` : "";
     return `<div class="seat ${pos(s.seat)}${turn ? " turn" : ""}${s.seat === v.you ? " me" : ""}" data-seat="${s.seat}">
-      <div class="seathead"><span class="name">${esc(s.name)}</span>${kind}${thinking}</div>
-      <div class="stats"><span class="score" title="score">${fmt(s.score)}</span>${R0.seatStats(v, s)}</div>${hand}
+      <div class="seathead"><span class="avatar" style="--hue:${(s.seat * 83 + 20) % 360}" aria-hidden="true">${esc((s.name || "?").trim().charAt(0).toUpperCase())}</span><span class="name">${esc(s.name)}</span>${kind}${thinking}</div>
+      <div class="stats"><span class="score" title="score">${fmt(s.score)}</span>${clock}${R0.seatStats(v, s)}</div>${hand}
       ${R0.seatExtra ? R0.seatExtra(v, s) : ""}<div class="bubble" data-bubble="${s.seat}"></div></div>`;
   }
 
@@ -374,11 +432,18 @@ async function showTable(id) {
     const ends = complete(selKeys()).filter((m) => m.end === "left" || m.end === "right").map((m) => m.end);
     const ctx = { pos, piece, endTargets: ends, you: v.you };
     $("#title").textContent = `${(catalog && catalog.rules.find((r) => r.id === v.rules)?.title) || v.rules}`;
+    const open = v.seats.filter((s) => s.kind === "open");
+    const missing = v.seats.filter((s) => s.kind === "open" || s.taken === false);
     const turnText = v.status === "finished" ? "Game over"
-      : v.to_move === v.you ? "Your turn" : `${name(v.to_move)} to play${v.ai.pending ? " (thinking…)" : ""}`;
+      : v.status === "waiting" ? (open.length ? `Waiting for ${missing.length} player${missing.length === 1 ? "" : "s"} to join`
+        : `Waiting for ${missing.map((s) => s.name).join(", ")} to accept the rematch`)
+        : v.to_move === v.you ? "Your turn" : `${name(v.to_move)} to play${v.ai.pending ? " (thinking…)" : ""}`;
     $("#statusline").innerHTML = `<span class="turn ${v.to_move === v.you && v.status === "active" ? "yours" : ""}">${esc(turnText)}</span>${R0.status(v).map((x) => `<span>${esc(x)}</span>`).join("")}`;
     $("#table").className = `table n${v.seats.length} rules-${v.rules}`;
-    $("#table").innerHTML = `${v.seats.map(seatPanel).join("")}<div class="board" id="board">${R0.board(v, ctx)}</div>`;
+    const invite = v.status === "waiting" && open.length
+      ? `<div class="invite" role="region" aria-label="Invitations"><h3>Send a link for each open seat</h3>${open.map((s) => `<div class="invrow"><span>Seat ${s.seat + 1}</span><input readonly value="${esc(joinLink(id, s.seat))}" aria-label="join link for seat ${s.seat + 1}"><button class="copy" data-copy="${esc(joinLink(id, s.seat))}">Copy</button></div>`).join("")}<small>The game starts when every seat is taken.</small></div>`
+      : "";
+    $("#table").innerHTML = `${v.seats.map(seatPanel).join("")}<div class="board" id="board">${invite}${R0.board(v, ctx)}</div>`;
   }
 
   function renderHand() {
@@ -422,9 +487,9 @@ async function showTable(id) {
       const best = c.move === h.best ? " best" : "";
       return `<button class="hintrow${best}" data-hint="${esc(c.move)}" title="select this move">
         <span class="hl">${esc(label)}</span><span class="barbox"><span class="bar" style="width:${(100 * c.visits / maxV).toFixed(1)}%"></span></span>
-        <span class="hv">${c.visits} visits · ${(c.mean_reward * 100).toFixed(0)}%</span></button>`;
+        <span class="hv">${c.visits} visits · mean ${c.mean_reward === null || c.mean_reward === undefined ? "—" : c.mean_reward.toFixed(2)}</span></button>`;
     }).join("");
-    return `<div class="hint" aria-label="AI suggestion"><span class="label">Hint: ${esc(h.engine)}, ${h.iterations} iterations — mean reward is the expected share of the best outcome</span>${rows}</div>`;
+    return `<div class="hint" aria-label="AI suggestion"><span class="label">Hint from ${esc(h.engine)} (${h.iterations} iterations): visits per move, mean reward 0–1</span>${rows}</div>`;
   }
 
   function renderAll() {
@@ -432,6 +497,7 @@ async function showTable(id) {
     renderTable();
     renderHand();
     $("#hintbtn").disabled = !(T.view.status === "active" && T.view.to_move === T.view.you && !T.busy);
+    $("#resignbtn").hidden = !(T.features && T.features.resign && T.view.status !== "finished" && T.view.you !== null);
     bind();
     if (T.view.status === "finished") showResult();
   }
@@ -462,13 +528,25 @@ async function showTable(id) {
         renderAll();
       };
     });
+    app.querySelectorAll("button.copy").forEach((b) => {
+      b.onclick = async () => {
+        const input = b.previousElementSibling;
+        input.select();
+        try {
+          await navigator.clipboard.writeText(b.dataset.copy);
+          b.textContent = "Copied";
+        } catch {
+          b.textContent = "Selected: copy it";
+        }
+      };
+    });
     const clear = $("#clearsel");
     if (clear) clear.onclick = () => { T.sel = []; renderAll(); };
   }
 
   // ---------------------------------------------------------------- events: the log and the animation
   function logEvent(e) {
-    const text = words(R().eventText(e, name));
+    const text = words(R().eventText(e, name) || serviceEventText(e, name));
     if (!text) return;
     const li = document.createElement("li");
     li.className = `ev ev-${e.type}`;
@@ -519,6 +597,8 @@ async function showTable(id) {
 
   // views are handled one at a time, in order (the watcher's and the answer to our own move)
   function onView(view, opts = {}) {
+    // the offset to the server's clock is taken when the view arrives, not after the animations
+    if (view.clock) T.clockOffset = view.clock.server_time_ms - Date.now();
     T.chain = T.chain.then(() => handleView(view, opts)).catch((err) => toast(problemText(err)));
     return T.chain;
   }
@@ -614,13 +694,18 @@ async function showTable(id) {
 
   async function rematch() {
     // the server's rematch when it has one; else the same setup as a new game from this tab
-    if ((await serverFeatures()).rematch) {
-      const r = await api("POST", `/v1/games/${id}/rematch`, { body: {}, token: token() || rec.admin });
-      const g = r.data.game || r.data;
+    if ((await serverFeatures()).rematch && mySeats.length) {
+      // every human seat this tab holds asks (each gets its own token); the other players' tabs ask for
+      // theirs, and the new game starts when all have
       const tokens = {};
-      for (const s of r.data.seats || []) if (s.token) tokens[s.seat] = s.token;
-      saveGame(g.id, { tokens, admin: r.data.admin_token, setup: rec.setup });
-      location.hash = `#/game/${g.id}`;
+      let next = null;
+      for (const seat of mySeats) {
+        const r = await api("POST", `/v1/games/${id}/rematch`, { token: rec.tokens[seat] });
+        tokens[r.data.seat] = r.data.token;
+        next = typeof r.data.game === "string" ? r.data.game : r.data.game.id;
+      }
+      saveGame(next, { tokens, admin: rec.admin, setup: rec.setup });
+      location.hash = `#/game/${next}`;
       return;
     }
     if (!rec.setup) throw new Error("this tab does not know how the game was set up: start a new game");
@@ -642,12 +727,33 @@ async function showTable(id) {
   };
   document.addEventListener("keydown", onKey);
   $("#hintbtn").onclick = askHint;
+  $("#resignbtn").onclick = async () => {
+    if (!window.confirm("Resign? The match ends now and you rank last.")) return;
+    try {
+      const r = await api("POST", `/v1/games/${id}/resign`, { token: token() });
+      await onView(r.data, { own: true });
+    } catch (err) {
+      toast(problemText(err));
+    }
+  };
+  T.features = await serverFeatures();
   $("#logbtn").onclick = () => {
     const open = !$("#log").classList.contains("open");
     $("#log").classList.toggle("open", open);
     $("#logbtn").setAttribute("aria-expanded", String(open));
   };
 
+  const ticker = setInterval(() => {
+    const v = T.view;
+    if (!v || !v.clock || v.clock.running === null || v.status !== "active") return;
+    const el = app.querySelector(`[data-clock="${v.clock.running}"]`);
+    const seat = v.seats[v.clock.running];
+    if (!el || seat.clock_ms === null) return;
+    const now = Date.now() + (T.clockOffset || 0);
+    const left = Math.min(seat.clock_ms, seat.clock_ms - (now - v.clock.running_since_ms));
+    el.textContent = clockText(left);
+    el.classList.toggle("low", left < 10000);
+  }, 250);
   T.watcher = new Watcher(id, token, (v) => onView(v), (err) => {
     if (err instanceof ApiError && (err.status === 404 || err.status === 401 || err.status === 403)) {
       T.watcher.stop();
@@ -659,6 +765,7 @@ async function showTable(id) {
   current = {
     stop() {
       T.stopped = true;
+      clearInterval(ticker);
       T.watcher.stop();
       document.removeEventListener("keydown", onKey);
     },

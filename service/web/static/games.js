@@ -148,7 +148,7 @@ const tiengowWall = {
       <div class="stack">${c.tiles.map((x) => `<span class="placed" title="${esc(v.seats[x.seat].name)}">${tileSVG(x.tile, { set: "chinese" })}<small>${esc(v.seats[x.seat].name)}</small></span>`).join("")}</div>
       <span class="owner">${c.owner !== null && c.owner !== undefined ? `top: ${esc(v.seats[c.owner].name)}` : ""}</span></div>`;
     const cols = t.columns.length ? t.columns.map(col).join("") : `<div class="hintline">${esc(v.seats[t.leader].name)} leads round ${t.round}</div>`;
-    const dice = t.dice ? `<div class="dice" title="${esc(t.dice.purpose)}">🎲 ${esc(t.dice.purpose)}: ${t.dice.throws.map((round) => round.map(([s, a, b]) => `${esc(v.seats[s].name)} ${a}+${b}`).join(", ")).join(" / ")} → ${esc(v.seats[t.dice.winner].name)}</div>` : "";
+    const dice = t.dice ? `<div class="dice" title="the latest throw of the dice">Dice for the ${esc(t.dice.purpose)}: ${t.dice.throws.map((round) => round.map(([s, a, b]) => `${esc(v.seats[s].name)} ${a}+${b}`).join(", ")).join(" / ")} → ${esc(v.seats[t.dice.winner].name)}</div>` : "";
     const last = t.last_round ? `<div class="lasttrick"><span class="label">Last round</span>${t.last_round.columns.map((c) => `<span class="mini">${tiles(c.tiles.map((x) => x.tile), "chinese")}</span>`).join("")}</div>` : "";
     const stand = t.standing_pair ? `<div class="hintline">Standing pair: ${esc(JSON.stringify(t.standing_pair))}</div>` : "";
     return `<div class="wall">${cols}</div>${stand}${dice}${last}`;
