@@ -251,9 +251,18 @@ def test_one_click_gives_you_against_three_ai_on_a_360_pixel_phone_played_with_t
         pytest.fail("Tab never reached a playable tile")
     logged = pg.locator("#logitems li").count()
     played = f"document.querySelectorAll('#logitems li').length > {logged}"
-    pg.keyboard.press("Enter")
-    # a tile that makes exactly one move plays at once; else the move buttons appear, reached with Tab
-    pg.wait_for_function(f"document.querySelector('button.move') || {played}")
+    # Enter selects the tile (and the focus stays on it); a tile that makes exactly one move plays at
+    # once; following a pair or more, Tab on to more tiles until the move buttons appear
+    for _ in range(8):
+        pg.keyboard.press("Enter")
+        pg.wait_for_function("!document.body.dataset.busy")
+        if pg.evaluate(f"!!document.querySelector('button.move') || {played}"):
+            break
+        assert pg.evaluate("document.activeElement.matches('button.piece.selected')")
+        for _ in range(40):
+            pg.keyboard.press("Tab")
+            if pg.evaluate("document.activeElement.matches('button.piece.live:not(.selected)')"):
+                break
     if not pg.evaluate(played):
         for _ in range(40):
             pg.keyboard.press("Tab")

@@ -492,10 +492,27 @@ async function showTable(id) {
     return `<div class="hint" aria-label="AI suggestion"><span class="label">Hint from ${esc(h.engine)} (${h.iterations} iterations): visits per move, mean reward 0–1</span>${rows}</div>`;
   }
 
+  /** What has the keyboard focus, as a selector that finds it again after the table is redrawn. */
+  function focusKey() {
+    const el = document.activeElement;
+    if (!el || !app.contains(el)) return null;
+    if (el.dataset.key !== undefined) return `button.piece[data-key="${CSS.escape(el.dataset.key)}"][data-idx="${el.dataset.idx}"]`;
+    if (el.dataset.move) return `button.move[data-move="${CSS.escape(el.dataset.move)}"]`;
+    if (el.dataset.end) return `button.end[data-end="${el.dataset.end}"]`;
+    if (el.dataset.hint) return `button.hintrow[data-hint="${CSS.escape(el.dataset.hint)}"]`;
+    return null;
+  }
+
   function renderAll() {
     if (!T.view) return;
+    const focused = focusKey();
     renderTable();
     renderHand();
+    if (focused) {
+      // keep the keyboard where it was; a piece that is gone hands the focus to the first move button
+      const el = app.querySelector(focused) || app.querySelector("button.move") || app.querySelector("button.piece.live");
+      if (el) el.focus();
+    }
     $("#hintbtn").disabled = !(T.view.status === "active" && T.view.to_move === T.view.you && !T.busy);
     $("#resignbtn").hidden = !(T.features && T.features.resign && T.view.status !== "finished" && T.view.you !== null);
     bind();
