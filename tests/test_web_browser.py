@@ -2,10 +2,10 @@
 package (``executable_path``: ``playwright install`` cannot download browsers here), against a real gunicorn
 and a real RQ worker process (the ``server`` fixture of test_e2e).
 
-A whole Tien Gow deal and a whole Kozel round (``target: 1``, ``opening_threshold: 0``) are played by clicking only; the other two
-rule sets are played for a few moves. One screenshot per rule set is kept in ``.artifacts/web/`` (set
-``TILEHOUSE_SCREENSHOTS=docs`` to write them to ``docs/screenshots/`` for the README instead), and no page
-may log a console error. Missing browser: the setup installs ``chromium`` with apt-get where it can (we
+A whole Tien Gow deal and a whole Kozel round (``target: 1``, ``opening_threshold: 0``) are played by
+clicking only, and so is a whole game of the other two rule sets (Tiu U, wall and dice). One screenshot per
+rule set is kept in ``.artifacts/web/`` (``TILEHOUSE_SCREENSHOTS=docs`` writes them to ``docs/screenshots/``
+for the README instead), and no page may log a console error. Missing browser: the setup installs ``chromium`` with apt-get where it can (we
 are root here), else every test here is skipped with a message saying why.
 
 Select these tests with ``-m browser``; they run in the default suite.
@@ -46,10 +46,16 @@ def _install_chromium() -> str | None:
     if _chromium() or os.geteuid() != 0 or not shutil.which("apt-get"):
         return _chromium()
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium", "fonts-wqy-microhei"]
-    if subprocess.run(cmd, env=env, capture_output=True).returncode != 0:
+
+    def install(package: str) -> bool:
+        cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", package]
+        if subprocess.run(cmd, env=env, capture_output=True).returncode == 0:
+            return True
         subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
-        subprocess.run(cmd, env=env, capture_output=True)
+        return subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+
+    if install("chromium"):
+        install("fonts-wqy-microhei")  # optional: without it the 文/武 labels show as boxes
     return _chromium()
 
 
@@ -209,23 +215,31 @@ def test_a_whole_kozel_round_is_played_by_clicking_and_reveals_the_hands_left(br
     ("tiuu", 2, ["human", "greedy"]),
     ("tiengow_wall", 3, ["human", "greedy", "random"]),
 ])
-def test_the_other_rule_sets_are_playable_by_clicking(browser, server, rules, players, seats):  # noqa: F811
+def test_a_whole_tiu_u_game_and_a_whole_wall_and_dice_game_are_played_by_clicking(
+        browser, server, rules, players, seats):  # noqa: F811
     tab = Page(browser, server)
     tab.new_game(rules, players, seats, {}, clock="300+3")
     # a time control: the human seat shows its time left, the AI seats none
     assert tab.page.locator(".seat .clock").count() == 1
     assert tab.page.locator(".seat.me .clock").inner_text().startswith(("5:00", "4:5"))
     clicks = 0
-    for _ in range(60):
+    shot = False
+    for _ in range(400):
         action = tab.act()
         if action == "done":
             break
         clicks += action in ("move", "select")
-        if clicks >= 6 and tab.page.locator(".turn.yours").count():
-            break
+        if not shot and clicks >= 6 and tab.page.locator(".turn.yours").count():
+            tab.screenshot(f"{rules}.png")
+            shot = True
+    else:
+        pytest.fail("the game did not end")
     log = tab.page.locator("#logitems").inner_text()
     assert clicks >= 6 and "\nYou " in "\n" + log, log
-    tab.screenshot(f"{rules}.png")
+    # the result: ranking with scores and payoffs, and each game's table
+    result = tab.page.locator(".dialog.result")
+    assert result.locator("table.results").first.locator("tbody tr").count() == players
+    assert "Game 1" in result.inner_text()
     assert tab.errors == []
     tab.close()
 

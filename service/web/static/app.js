@@ -701,8 +701,8 @@ async function showTable(id) {
     box.hidden = false;
     box.innerHTML = `<div class="dialog result" role="dialog" aria-modal="true" aria-labelledby="res-title">
       <h2 id="res-title">${order[0] === v.you ? "You win!" : `${esc(winner)} wins`}</h2><p class="muted">${esc(res.reason || "")}</p>
-      <table class="results"><thead><tr><th>#</th><th>Player</th><th>Score</th><th>Payoff</th></tr></thead><tbody>${rows}</tbody></table>
-      ${revHtml}<details ${v.rules === "tiengow" || v.rules === "kozel" ? "open" : ""}><summary>Deal by deal</summary>${deals}</details>
+      <table class="results"><thead><tr><th>#</th><th>Player</th><th class="num">Score</th><th class="num">Payoff</th></tr></thead><tbody>${rows}</tbody></table>
+      ${revHtml}<details open><summary>${v.rules === "kozel" ? "Round by round" : v.rules === "tiengow" ? "Deal by deal" : "Game by game"}</summary>${deals}</details>
       <div class="dialogbtns"><button class="primary" id="rematch">Rematch</button><a class="button" href="#/">New game</a><button class="ghost" id="closeres">Look at the table</button></div></div>`;
     $("#rematch").focus();
     $("#rematch").onclick = () => rematch().catch((e) => toast(problemText(e)));

@@ -109,10 +109,10 @@ const tiengow = {
   roundSummary(e, name, v) {
     if (e.type !== "deal_end") return null;
     const d = e.data;
-    const rows = v.seats.map((s) => `<tr><td>${esc(s.name)}${d.banker === s.seat ? ' <span class="chip banker">Banker</span>' : ""}</td><td>${d.columns[s.seat]}</td><td class="num">${signed(d.net[s.seat])}</td></tr>`).join("");
+    const rows = v.seats.map((s) => `<tr><td>${esc(s.name)}${d.banker === s.seat ? ' <span class="chip banker">Banker</span>' : ""}</td><td class="num">${d.columns[s.seat]}</td><td class="num">${signed(d.net[s.seat])}</td></tr>`).join("");
     const pays = [...d.immediate, ...d.settlement].map((p) => `<li>${esc(name(p.from))} → ${esc(name(p.to))}: ${p.amount} <span class="muted">(${esc(String(p.reason).replace(/_/g, " "))})</span></li>`).join("");
     return `<h3>Deal ${d.deal}</h3><p>${esc(name(d.last_trick_winner))} won the last trick with ${tiles(d.last_group, "chinese", {})}${d.multiplier > 1 ? ` — payments ×${d.multiplier}` : ""}${d.capture ? " — the Little Three leader was captured" : ""}.</p>
-      <table class="results"><thead><tr><th>Player</th><th>Columns</th><th>Net</th></tr></thead><tbody>${rows}</tbody></table>${pays ? `<ul class="payments">${pays}</ul>` : ""}`;
+      <table class="results"><thead><tr><th>Player</th><th class="num">Columns</th><th class="num">Net</th></tr></thead><tbody>${rows}</tbody></table>${pays ? `<ul class="payments">${pays}</ul>` : ""}`;
   },
 };
 
@@ -168,7 +168,10 @@ const tiengowWall = {
   roundSummary(e, name, v) {
     if (e.type !== "game_end") return null;
     const d = e.data;
-    return `<h3>Game ${d.game}</h3><table class="results"><thead><tr><th>Player</th><th>Columns</th><th>Points</th></tr></thead><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td><td>${d.columns[s.seat]}</td><td class="num">${d.points[s.seat]}</td></tr>`).join("")}</tbody></table>`;
+    // the game_end event carries the running points; the result's deals name the last round's winner
+    const points = Array.isArray(d.points);
+    return `<h3>Game ${d.game}</h3>${d.last_round_winner !== undefined && d.last_round_winner !== null ? `<p>${esc(name(d.last_round_winner))} won the last round.</p>` : ""}
+      <table class="results"><thead><tr><th>Player</th><th class="num">Columns</th>${points ? '<th class="num">Points</th>' : ""}</tr></thead><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td><td class="num">${d.columns[s.seat]}</td>${points ? `<td class="num">${d.points[s.seat]}</td>` : ""}</tr>`).join("")}</tbody></table>`;
   },
 };
 
@@ -231,7 +234,7 @@ const kozel = {
     if (e.type !== "round_end") return null;
     const d = e.data;
     return `<h3>Round ${d.round}</h3><p>${d.reason === "fish" ? "Fish: the line is blocked." : `${esc(name(d.out))} went out.`}</p>
-      <table class="results"><thead><tr><th>Player</th><th>Hand left</th><th>Points</th><th>Total</th></tr></thead><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td><td class="reveal">${d.hands[s.seat].length ? tiles(d.hands[s.seat], "western") : "—"}</td><td class="num">${d.points[s.seat]}</td><td class="num">${d.totals[s.seat]}</td></tr>`).join("")}</tbody></table>`;
+      <table class="results"><thead><tr><th>Player</th><th>Hand left</th><th class="num">Points</th><th class="num">Total</th></tr></thead><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td><td class="reveal">${d.hands[s.seat].length ? tiles(d.hands[s.seat], "western") : "—"}</td><td class="num">${d.points[s.seat]}</td><td class="num">${d.totals[s.seat]}</td></tr>`).join("")}</tbody></table>`;
   },
   revealed(result) {
     const last = result.deals && result.deals[result.deals.length - 1];
@@ -315,13 +318,16 @@ const tiuu = {
   },
   roundSummary(e, name, v) {
     if (e.type !== "game_end") return null;
-    return `<h3>Game over</h3>${genericDealTable(e.data, v)}`;
+    const d = e.data;
+    const pays = (d.payments || []).map((p) => `<li>${esc(name(p.from))} → ${esc(name(p.to))}: ${p.amount}</li>`).join("");
+    return `<h3>Game ${d.game}</h3><p class="muted">Fish points, each total rounded up to ten; the others pay the winner the difference.</p>${genericDealTable(d, v)}${pays ? `<ul class="payments">${pays}</ul>` : ""}`;
   },
 };
 
 function genericDealTable(d, v) {
-  const cols = ["raw", "rounded", "net", "points"].filter((k) => Array.isArray(d[k]));
-  return `<table class="results"><thead><tr><th>Player</th>${cols.map((c) => `<th>${c}</th>`).join("")}</tr></thead><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td>${cols.map((c) => `<td class="num">${fmt(d[c][s.seat])}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+  const heads = { raw: "Fish points", rounded: "Rounded", net: "Net", points: "Match points" };
+  const cols = Object.keys(heads).filter((k) => Array.isArray(d[k]));
+  return `<table class="results"><thead><tr><th>Player</th>${cols.map((c) => `<th class="num">${heads[c]}</th>`).join("")}</tr></thead><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td>${cols.map((c) => `<td class="num">${fmt(d[c][s.seat])}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
 }
 
 export const RULESETS = { tiengow, tiengow_wall: tiengowWall, kozel, tiuu };
