@@ -207,6 +207,12 @@ def test_a_whole_kozel_round_is_played_by_clicking_and_reveals_the_hands_left(br
     result = tab.page.locator(".dialog.result")
     assert "Hands left in round 1" in result.inner_text()
     assert result.locator("table.results").count() >= 2
+    # Rematch: the next game with the same seats and options, and this tab holds its seat there
+    first = tab.page.url
+    tab.page.click("#rematch")
+    tab.page.wait_for_function(f"location.href !== {first!r} && document.querySelectorAll('.seat').length === 2")
+    tab.page.wait_for_selector(".seat.me")
+    assert "Goat at 1" in tab.page.locator(".statusline").inner_text()
     assert tab.errors == []
     tab.close()
 

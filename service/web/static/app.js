@@ -36,10 +36,10 @@ function problemText(err) {
 // "You leads" -> "You lead": the event sentences are written for the third person
 const SECOND_PERSON = { leads: "lead", beats: "beat", discards: "discard", wins: "win", pays: "pay", plays: "play",
   opens: "open", draws: "draw", passes: "pass", lays: "lay", catches: "catch", flips: "flip", triples: "triple",
-  places: "place", cannot: "cannot", puts: "put" };
+  places: "place", cannot: "cannot", puts: "put", is: "are", has: "have", takes: "take", resigns: "resign" };
 function words(text) {
   if (!text) return text;
-  return text.replace(/^You (\w+)/, (all, verb) => `You ${SECOND_PERSON[verb] || verb}`);
+  return text.replace(/\bYou (\w+)/g, (all, verb) => `You ${SECOND_PERSON[verb] || verb}`);
 }
 
 // ---------------------------------------------------------------------------------------- routing
@@ -124,6 +124,7 @@ async function quickStart() {
 }
 
 async function showNewGame() {
+  document.title = "tilehouse — Tien Gow, Tiu U and Kozel";
   app.innerHTML = '<section class="panel center"><p class="muted">Loading the rule sets…</p></section>';
   const { rules, engines } = await loadCatalog();
   const features = await serverFeatures();
@@ -438,6 +439,8 @@ async function showTable(id) {
       : v.status === "waiting" ? (open.length ? `Waiting for ${missing.length} player${missing.length === 1 ? "" : "s"} to join`
         : `Waiting for ${missing.map((s) => s.name).join(", ")} to accept the rematch`)
         : v.to_move === v.you ? "Your turn" : `${name(v.to_move)} to play${v.ai.pending ? " (thinking…)" : ""}`;
+    const gameTitle = (catalog && catalog.rules.find((r) => r.id === v.rules)?.title) || v.rules;
+    document.title = `${v.status === "active" && v.to_move === v.you ? "● Your turn — " : ""}${gameTitle} · tilehouse`;
     $("#statusline").innerHTML = `<span class="turn ${v.to_move === v.you && v.status === "active" ? "yours" : ""}">${esc(turnText)}</span>${R0.status(v).map((x) => `<span>${esc(x)}</span>`).join("")}`;
     $("#table").className = `table n${v.seats.length} rules-${v.rules}`;
     const invite = v.status === "waiting" && open.length

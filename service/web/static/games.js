@@ -158,7 +158,7 @@ const tiengowWall = {
     switch (e.type) {
       case "lead": return `${name(e.seat)} leads ${d.tiles.join(" ")}${d.pair ? " (a standing pair)" : ""}`;
       case "place": return `${name(e.seat)} places ${d.placements.map((p) => `${p.tile} ${p.on_top ? "on top of" : "under"} column ${p.column + 1}`).join(", ")}${d.by_pair ? " (a higher pair)" : ""}`;
-      case "round": return `Round ${d.round} of game ${d.game}: columns won ${d.won.join("/")}; ${name(d.next_leader)} leads next`;
+      case "round": return `Round ${d.round} of game ${d.game}, columns: ${d.won.map((w, s) => (w ? `${name(s)} ${w}` : null)).filter(Boolean).join(", ") || "none"}. ${name(d.next_leader)} leads next`;
       case "game_end": return `Game ${d.game} ends: points ${d.points.join("/")}`;
       case "deal": return `Game ${d.game}: ${name(d.opener)} opens`;
       case "match_end": return "The match is over";

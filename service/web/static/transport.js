@@ -71,10 +71,15 @@ export class Watcher {
       // the stream names each message by the event's type: any of them means "look again"
       for (const name of EVENT_TYPES) es.addEventListener(name, () => this.poke());
       es.addEventListener("error", () => {
-        // the game ended (the server closes the stream) or the connection dropped: polling takes over
+        // the game ended (the server closes the stream) or the connection dropped: poll, and open a new
+        // stream with a fresh ticket (a ticket is short-lived) while the game goes on
         es.close();
         if (this.stream === es) this.stream = null;
         this.poke();
+        this.reopened = (this.reopened || 0) + 1;
+        if (this.reopened <= 20 && !this.stopped && !(this.view && this.view.status === "finished")) {
+          setTimeout(() => this.openStream(), 2000);
+        }
       });
       this.stream = es;
     } catch {
