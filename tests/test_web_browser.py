@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from api_support import ROOT
-from test_e2e import server  # noqa: F401  (the fixture: gunicorn + worker.py on the test Redis)
+from test_e2e import processes, server  # noqa: F401  (the fixtures: gunicorn + worker.py on the test Redis)
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
