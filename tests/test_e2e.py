@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import pytest
 from api_support import ROOT, check_response, check_schema, sse_frames
+from processes import wait_ready
 
 from service.redis_local import free_port
 
@@ -43,20 +44,6 @@ def _call(base: str, method: str, path: str, body: dict | None = None, token: st
         status, ctype, data = e.code, e.headers.get("Content-Type"), e.read()
     check_response(method, path.split("?")[0], status, ctype, data)
     return status, (json.loads(data) if data else None)
-
-
-def _wait_ready(base: str, procs: list[subprocess.Popen], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for p in procs:
-            assert p.poll() is None, f"{p.args} exited with {p.returncode}"
-        try:
-            with urllib.request.urlopen(base + "/readyz", timeout=1) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("the API did not become ready")
 
 
 @dataclass
@@ -90,7 +77,7 @@ def processes(redis_conn, redis_url, tmp_path):
                                   stderr=wlog)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(base, [gunicorn, worker])
+        wait_ready(base, [gunicorn, worker])
         yield Processes(base, gunicorn, worker)
     finally:
         for p in (worker, gunicorn):
