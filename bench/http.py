@@ -178,7 +178,7 @@ def _load(port: int, seconds: float, clients: int,
 
 def _new_game(conn: http.client.HTTPConnection, seed: int) -> tuple[str, dict[int, str], list[tuple[int, str]]]:
     """A 2-player Kozel game of humans and its whole move sequence, worked out with the engine."""
-    status, created = _request(conn, "POST", "/v1/games", {"rules": "kozel", "seed": seed,
+    status, created = _request(conn, "POST", "/v1/games", {"rules": "kozel", "seed": seed, "public_seed": True,
                                                            "seats": [{"kind": "human"}, {"kind": "human"}]})
     assert status == 201, created
     state = engine.new_game("kozel", players=2, seed=seed)
