@@ -387,28 +387,15 @@ def cpu_parallelism(n: int = 20_000_000) -> float:
 
 def compare_worker_classes(args: argparse.Namespace) -> int:
     classes = [c.strip() for c in args.worker_classes.split(",") if c.strip()]
-    tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
-    local = None
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    try:
-        if args.redis_url:
-            url = args.redis_url
-        else:
-            local = LocalRedis(tmp).start()
-            url = local.url
-        redis.Redis.from_url(url).flushdb()
-        with contextlib.ExitStack() as stack:
-            ports, masters = {}, {}
-            for wc in classes:
-                ports[wc] = free_port()
-                procs = stack.enter_context(_processes(url, ports[wc], 0, {"TILEHOUSE_WORKER_CLASS": wc}))
-                masters[wc] = procs[0].pid
-            report = interleaved(ports, args.seconds, args.clients, args.rounds,
-                                 masters if os.path.isdir("/proc") else None)
-    finally:
-        if local is not None:
-            local.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    with bench_redis(args.redis_url) as url, contextlib.ExitStack() as stack:
+        ports, masters = {}, {}
+        for wc in classes:
+            ports[wc] = free_port()
+            procs = stack.enter_context(_processes(url, ports[wc], 0, {"TILEHOUSE_WORKER_CLASS": wc}))
+            masters[wc] = procs[0].pid
+        report = interleaved(ports, args.seconds, args.clients, args.rounds,
+                             masters if os.path.isdir("/proc") else None)
     load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
     if args.json:
         print(json.dumps({"worker_classes": report, "load_before": load_before, "load_after": load_after},

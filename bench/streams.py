@@ -23,11 +23,9 @@ import http.client
 import json
 import os
 import selectors
-import shutil
 import socket
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -35,8 +33,8 @@ from typing import Any
 
 import redis
 
-from bench.http import _check, _cpu_seconds, _load, _new_game, _percentile, _processes, _request
-from service.redis_local import LocalRedis, free_port
+from bench.http import _check, _cpu_seconds, _load, _new_game, _percentile, _processes, _request, bench_redis
+from service.redis_local import free_port
 
 
 class OpenStreams:
@@ -181,25 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
 
-    tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
-    local = None
     load_before = _loadavg()
-    try:
-        if args.redis_url:
-            url = args.redis_url
-        else:
-            local = LocalRedis(tmp).start()
-            url = local.url
+    with bench_redis(args.redis_url) as url:
         rconn = redis.Redis.from_url(url)
-        rconn.flushdb()
         port = free_port()
         with _processes(url, port, ai_workers=0) as procs:
             report = run(port, args, procs[0].pid if os.path.isdir("/proc") else None)
         rconn.flushdb()
-    finally:
-        if local is not None:
-            local.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
     report["load_before"], report["load_after"] = load_before, _loadavg()
     report["worker_class"] = os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent")
 
