@@ -19,10 +19,29 @@ seats' hands or face-down discards).
 from __future__ import annotations
 
 import random
+from itertools import combinations
+from math import comb
 from typing import cast
 
 from engine.game import Move, Seat, State, below
-from engine.tiengow import TienGowState
+from engine.tiengow import (
+    _BEATS,
+    _DISCARD1,
+    _GUARD,
+    _HIGHER1,
+    _LEAD,
+    _M_MILITARY,
+    _M_MIXED,
+    _M_PAIRS,
+    _PLAY1,
+    _SIZE,
+    _UNIT,
+    TienGowState,
+    _discard_of,
+    _military_of,
+    _mixed_of,
+    _pairs_of,
+)
 from engine.tiles import CF_CIVIL, CF_MILITARY_CLASS, CF_STRENGTH, FACES, Face
 
 #: one comparable power per face across both suits (0..10): a Heaven and a nine head their suits;
@@ -33,8 +52,21 @@ POWER: tuple[float, ...] = tuple(
     for f in FACES)
 
 
+class _Powers(dict[tuple[Face, ...], float]):
+    """faces -> the sum of their powers, summed once (in face order, so every float is the one the sum gives)
+    and then looked up: the search asks it for every face-down discard another seat could make (``hidden``).
+    Bounded by the few thousand multisets of 1-4 faces."""
+
+    def __missing__(self, faces: tuple[Face, ...]) -> float:
+        p = self[faces] = sum(POWER[f] for f in faces)
+        return p
+
+
+_power_of = _Powers().__getitem__
+
+
 def _power(move: Move) -> float:
-    return sum(POWER[f] for f in move.code[1])
+    return _power_of(move.code[1])
 
 
 def _reserve(hand: tuple[Face, ...]) -> Face | None:
@@ -66,8 +98,10 @@ def greedy(state: State, seat: Seat, rng: random.Random) -> Move:
 
 def hidden(state: State, moves: list[Move], rng: random.Random) -> Move:
     """Which of several face-down discards (they look the same to the other seats) the mover plays, for a
-    search that keys them as one observation: the weakest tiles, as ``greedy`` discards."""
-    return min(moves, key=_power)
+    search that keys them as one observation: the weakest tiles, as ``greedy`` discards (the first of equally
+    weak ones, as ``min`` picks)."""
+    powers = [_power_of(m.code[1]) for m in moves]
+    return moves[powers.index(min(powers))]
 
 
 def playout(state: State, rng: random.Random) -> Move:
@@ -89,12 +123,144 @@ def _pick(moves: list[Move], rng: random.Random) -> Move:
 
 
 def rollout(state: State, rng: random.Random) -> None:
-    """``playout`` move after move until the current deal ends (issue 14: the search's playout in one
-    call, with the state's fields read directly instead of through the protocol's properties); the same
-    moves and the same draws as calling ``playout`` and ``apply`` in a loop."""
+    """``playout`` move after move until the current deal ends: the search's playout in one call, with the
+    same moves and the same draws as calling ``playout`` and ``apply`` in a loop (``tests/test_rollouts.py``
+    plays both from thousands of sampled positions and compares states and generators).
+
+    Issue 14: a sampled world deals hands the engine's move caches have never seen, so building each legal
+    move list (and caching it) was most of a playout.  ``_pick`` needs far less than the list: on a lead, the
+    number of leads and the one drawn; on a follow, the cheapest beat, the weakest discard (the hand's last
+    ``n`` tiles) and, one time in eight, the whole list.  This loop computes just that from the engine's
+    tables, and does a trick's plays on local variables; the end of each trick and of the deal (columns,
+    payments, settlement) stays the engine's own ``_end_trick``."""
     st = cast(TienGowState, state)
-    legal = st.legal_moves
-    apply = st.apply
-    deal = st.deal_no
-    while st._turn >= 0 and st.deal_no == deal:
-        apply(_pick(legal(), rng))
+    if not st.halt_at_deal_end:
+        legal = st.legal_moves
+        apply = st.apply
+        deal = st.deal_no
+        while st._turn >= 0 and st.deal_no == deal:
+            apply(_pick(legal(), rng))
+        return
+    hands = st.hands
+    columns = st.columns
+    early_death = st.options["early_death"]
+    random_ = rng.random
+    getrandbits = rng.getrandbits
+    end_trick = st._end_trick
+    while st._turn >= 0:  # halting at the deal's end sets _turn to -1
+        t = st._turn
+        cur = st.cur
+        sit = st._sit
+        n = st._n
+        high_seat = st._high_seat
+        high_type = st._high_type
+        high_rank = st._high_rank
+        high_faces = st._high_faces
+        while True:
+            hand = hands[t]
+            if sit == _LEAD:
+                # a lead: uniform over every legal lead (singles, then the three runs of groups)
+                code = sum([_UNIT[f] for f in hand])
+                distinct = tuple(dict.fromkeys(hand))
+                pairs = _pairs_of(code & _M_PAIRS)
+                military = _military_of(code & _M_MILITARY)
+                mixed = _mixed_of(code & _M_MIXED)
+                k = len(distinct)
+                size = k + len(pairs) + len(military) + len(mixed)
+                b = size.bit_length()
+                r = getrandbits(b)
+                while r >= size:
+                    r = getrandbits(b)
+                if r < k:
+                    move = _PLAY1[distinct[r]]
+                else:
+                    r -= k
+                    if r < len(pairs):
+                        move = pairs[r]
+                    else:
+                        r -= len(pairs)
+                        move = military[r] if r < len(military) else mixed[r - len(military)]
+            elif len(hand) == 1 and early_death and not columns[t]:
+                # §7 early death: the discard of the last tile is the only move
+                move = _DISCARD1[hand[0]]
+                if random_() >= 0.5:
+                    r = getrandbits(1)
+                    while r:
+                        r = getrandbits(1)
+            else:
+                k = _SIZE[sit]
+                if k == 1:
+                    higher = _HIGHER1[sit]
+                    beats = [higher[f] for f in dict.fromkeys(hand) if f in higher]
+                else:
+                    need = _BEATS[sit]
+                    if need:
+                        code = sum([_UNIT[f] for f in hand], _GUARD)
+                        beats = [m for nd, m in need if (code - nd) & _GUARD == _GUARD]
+                    else:
+                        beats = []
+                if beats and random_() < 0.75:
+                    move = beats[-1]  # beats come strongest first: the last is the cheapest
+                elif random_() < 0.5:
+                    # the last discard in combination order: the weakest k tiles
+                    move = _DISCARD1[hand[-1]] if k == 1 else _discard_of(hand[-k:])
+                else:
+                    nb = len(beats)
+                    d = len(set(hand))
+                    size = nb + (d if k == 1 else _discard_count(2 * d - len(hand), len(hand) - d, k))
+                    b = size.bit_length()
+                    r = getrandbits(b)
+                    while r >= size:
+                        r = getrandbits(b)
+                    if r < nb:
+                        move = beats[r]
+                    elif k == 1:
+                        move = _DISCARD1[tuple(dict.fromkeys(hand))[r - nb]]
+                    else:
+                        move = _discard_of(tuple(dict.fromkeys(combinations(hand, k)))[r - nb])
+            # the play itself, as the engine's ``_apply`` does it
+            up, faces, gtype, rank, msit = move.code
+            if len(faces) == 1:
+                i = hand.index(faces[0])
+                hands[t] = hand[:i] + hand[i + 1:]
+            else:
+                rest = list(hand)
+                for f in faces:
+                    rest.remove(f)
+                hands[t] = tuple(rest)
+            if up:
+                if not cur:
+                    n = len(faces)
+                high_seat = t
+                high_type = gtype
+                high_rank = rank
+                high_faces = faces
+                sit = msit
+            cur += ((t, up, faces),)
+            if len(cur) == 4:
+                break
+            t = t + 1 if t < 3 else 0
+        st.cur = cur
+        st._n = n
+        st._sit = sit
+        st._high_seat = high_seat
+        st._high_type = high_type
+        st._high_rank = high_rank
+        st._high_faces = high_faces
+        end_trick(None)
+
+
+#: (hand's faces held once, faces held twice, k) -> how many distinct sets of k tiles it can discard
+_DISCARD_COUNTS: dict[tuple[int, int, int], int] = {}
+
+
+def _discard_count(once: int, twice: int, k: int) -> int:
+    """The number of distinct multisets of ``k`` tiles in a hand with ``once`` faces held once and ``twice``
+    faces held twice (Tien Gow has at most two copies of a face): the length of the discard part of a
+    follow's legal moves, without building it."""
+    key = (once, twice, k)
+    n = _DISCARD_COUNTS.get(key)
+    if n is None:
+        n = _DISCARD_COUNTS[key] = sum(comb(twice, j) * comb(once + twice - j, k - 2 * j)
+                                       for j in range(k // 2 + 1))
+    return n

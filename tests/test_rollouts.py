@@ -1,0 +1,65 @@
+"""The heuristic playout's fast path (``ai.heuristics.<rules>.rollout``) is the same playout as the slow
+one: from sampled positions of every rule set, ``rollout(world, rng)`` must leave the world and the
+generator exactly as ``apply(playout(world, rng))`` in a loop to the end of the deal does (issue 14: the
+fast paths compute what the policy needs without building every legal move list, and play a trick on
+local variables; any drift from the rules or from the policy's draws shows here)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import engine
+from ai.greedy import heuristic
+from engine.game import State
+
+
+def _reference(world: State, rng: random.Random) -> None:
+    playout = heuristic(world.rules.id, "playout")
+    assert playout is not None
+    deal = world.deals_done
+    while world.to_move is not None and world.deals_done == deal:
+        world.apply(playout(world, rng))
+
+
+def _positions(rules_id: str, players: int, options: dict, count: int):
+    """Sampled worlds as a search sees them: a match some random moves in, determinized for the seat to
+    move."""
+    for seed in range(count):
+        state = engine.new_game(rules_id, players=players, seed=seed, options=options)
+        walk = random.Random(seed)
+        for _ in range(walk.randrange(40)):
+            if state.finished:
+                break
+            moves = state.legal_moves()
+            state.apply(moves[walk.randrange(len(moves))])
+        if state.finished:
+            continue
+        yield seed, state.determinize(state.to_move, random.Random(~seed))
+
+
+CASES = [(rules_id, players, options)
+         for rules_id, ruleset in sorted(engine.RULES.items())
+         for players, options in [(ruleset.default_players, {}), *ruleset.variants]]
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), CASES,
+                         ids=[f"{r}-{p}p-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'default'}"
+                              for r, p, o in CASES])
+def test_rollout_plays_the_playout_policy_exactly(rules_id, players, options):
+    rollout = heuristic(rules_id, "rollout")
+    if rollout is None:
+        pytest.skip(f"{rules_id} has no rollout fast path")
+    checked = 0
+    for seed, world in _positions(rules_id, players, options, 400):
+        fast, slow = world.clone(), world.clone()
+        # as the search sets it on its sampled world (``clone`` does not copy it)
+        fast.halt_at_deal_end = slow.halt_at_deal_end = True
+        fast_rng, slow_rng = random.Random(seed), random.Random(seed)
+        rollout(fast, fast_rng)
+        _reference(slow, slow_rng)
+        assert fast.to_dict() == slow.to_dict(), f"{rules_id} seed {seed}: the rollout reached another state"
+        assert fast_rng.getstate() == slow_rng.getstate(), f"{rules_id} seed {seed}: the rollout drew differently"
+        checked += 1
+    assert checked > 100
