@@ -19,6 +19,7 @@ seats' hands or face-down discards).
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from itertools import combinations
 from math import comb
 from typing import cast
@@ -190,8 +191,25 @@ def rollout(state: State, rng: random.Random) -> None:
             else:
                 k = _SIZE[sit]
                 if k == 1:
-                    higher = _HIGHER1[sit]
-                    beats = [higher[f] for f in dict.fromkeys(hand) if f in higher]
+                    # the faces that beat a single are one run of face ids, and the hand is sorted: the
+                    # cheapest beat is the hand's last face below the run's end, found by bisection
+                    lo, hi = _BEAT_RUN1[sit]
+                    j = bisect_left(hand, hi)
+                    if j and hand[j - 1] >= lo and random_() < 0.75:
+                        move = _PLAY1[hand[j - 1]]
+                    elif random_() < 0.5:
+                        move = _DISCARD1[hand[-1]]
+                    else:
+                        higher = _HIGHER1[sit]
+                        distinct = tuple(dict.fromkeys(hand))
+                        beats = [higher[f] for f in distinct if f in higher]
+                        nb = len(beats)
+                        size = nb + len(distinct)
+                        b = size.bit_length()
+                        r = getrandbits(b)
+                        while r >= size:
+                            r = getrandbits(b)
+                        move = beats[r] if r < nb else _DISCARD1[distinct[r - nb]]
                 else:
                     need = _BEATS[sit]
                     if need:
@@ -199,25 +217,21 @@ def rollout(state: State, rng: random.Random) -> None:
                         beats = [m for nd, m in need if (code - nd) & _GUARD == _GUARD]
                     else:
                         beats = []
-                if beats and random_() < 0.75:
-                    move = beats[-1]  # beats come strongest first: the last is the cheapest
-                elif random_() < 0.5:
-                    # the last discard in combination order: the weakest k tiles
-                    move = _DISCARD1[hand[-1]] if k == 1 else _discard_of(hand[-k:])
-                else:
-                    nb = len(beats)
-                    d = len(set(hand))
-                    size = nb + (d if k == 1 else _discard_count(2 * d - len(hand), len(hand) - d, k))
-                    b = size.bit_length()
-                    r = getrandbits(b)
-                    while r >= size:
-                        r = getrandbits(b)
-                    if r < nb:
-                        move = beats[r]
-                    elif k == 1:
-                        move = _DISCARD1[tuple(dict.fromkeys(hand))[r - nb]]
+                    if beats and random_() < 0.75:
+                        move = beats[-1]  # beats come strongest first: the last is the cheapest
+                    elif random_() < 0.5:
+                        # the last discard in combination order: the weakest k tiles
+                        move = _discard_of(hand[-k:])
                     else:
-                        move = _discard_of(tuple(dict.fromkeys(combinations(hand, k)))[r - nb])
+                        nb = len(beats)
+                        d = len(set(hand))
+                        size = nb + _discard_count(2 * d - len(hand), len(hand) - d, k)
+                        b = size.bit_length()
+                        r = getrandbits(b)
+                        while r >= size:
+                            r = getrandbits(b)
+                        move = beats[r] if r < nb else _discard_of(
+                            tuple(dict.fromkeys(combinations(hand, k)))[r - nb])
             # the play itself, as the engine's ``_apply`` does it
             up, faces, gtype, rank, msit = move.code
             if len(faces) == 1:
@@ -248,6 +262,21 @@ def rollout(state: State, rng: random.Random) -> None:
         st._high_rank = high_rank
         st._high_faces = high_faces
         end_trick(None)
+
+
+def _beat_runs() -> dict[int, tuple[Face, Face]]:
+    """situation of a single -> ``(lo, hi)``: the faces that beat it are exactly ``lo <= face < hi`` (checked
+    here against the engine's table: civil faces are ordered by rank, military faces by class)."""
+    runs: dict[int, tuple[Face, Face]] = {}
+    for sit, higher in _HIGHER1.items():
+        faces = sorted(higher)
+        lo, hi = (faces[0], faces[-1] + 1) if faces else (0, 0)
+        assert faces == list(range(lo, hi)), f"the faces beating situation {sit} are not one run"
+        runs[sit] = (lo, hi)
+    return runs
+
+
+_BEAT_RUN1 = _beat_runs()
 
 
 #: (hand's faces held once, faces held twice, k) -> how many distinct sets of k tiles it can discard
