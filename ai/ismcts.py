@@ -151,6 +151,9 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     determinize = root.determinize
     #: whether any move of this rule set can look like another to a seat (``State.hides_moves``)
     hides = root.hides_moves
+    # the protocol's own ``observed_keys`` is spelled out in the loop (a method call fewer per tree level)
+    # unless the rule set overrides it
+    own_keys = type(root).observed_keys is not State.observed_keys
     lo = inf
     hi = -inf
     t0 = clock()
@@ -176,7 +179,13 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
                 break
             moves = world.legal_moves()
             children = kids[node]
-            keys = world.observed_keys(moves, seat)
+            if own_keys:
+                keys = world.observed_keys(moves, seat)
+            elif player == seat:
+                keys = [m.key for m in moves]
+            else:
+                keys = [m.seen_key for m in moves]
+            observed = keys
             # the distinct keys in order: a key that several moves share (another seat's face-down
             # discard) is one child, counted once; only a rule set that hides moves can have such keys
             shared = False
@@ -237,8 +246,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
                 expanded = False
             path.append((best, player))
             if shared:
-                world.apply(_with_observation(world, seat, moves, world.observed_keys(moves, seat), keys[best_i],
-                                              policy, rng, hidden))
+                world.apply(_with_observation(world, seat, moves, observed, keys[best_i], policy, rng, hidden))
             else:
                 world.apply(moves[best_i])
             if expanded:
