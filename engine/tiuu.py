@@ -60,6 +60,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from itertools import compress
+from operator import mul
 from typing import Any
 
 from engine.exceptions import BadState, InvalidMove
@@ -131,6 +133,11 @@ BIG: tuple[bool, ...] = tuple(CF_PIPS[f] >= 8 for f in FACES)
 FISH: tuple[int, ...] = tuple(2 * CF_PIPS[f] if BIG[f] else CF_RED_PIPS[f] for f in FACES)
 
 
+#: points per captured copy of each face, counting only big fish / only small fish (catch_scores sums in C)
+_BIG_FISH: tuple[int, ...] = tuple(FISH[f] if BIG[f] else 0 for f in FACES)
+_SMALL_FISH: tuple[int, ...] = tuple(0 if BIG[f] else FISH[f] for f in FACES)
+
+
 def round_up(points: int) -> int:
     """Up to the next multiple of ten; an exact multiple stays (tiuu.md §7, interpretation 10)."""
     return -(-points // 10) * 10
@@ -139,8 +146,8 @@ def round_up(points: int) -> int:
 def catch_scores(catch: Sequence[int], classic: bool) -> tuple[int, int]:
     """``(raw, settled)`` points of a catch given as face counts.  Seed: the total is rounded up to the ten;
     classic: only the small-fish sum is rounded up."""
-    big = sum(FISH[f] * catch[f] for f in FACES if BIG[f])
-    small = sum(FISH[f] * catch[f] for f in FACES if not BIG[f])
+    big = sum(map(mul, _BIG_FISH, catch))
+    small = sum(map(mul, _SMALL_FISH, catch))
     raw = big + small
     return raw, (big + round_up(small) if classic else round_up(raw))
 
@@ -446,9 +453,8 @@ class TiuUState(State):
         long_stock = self.nstock >= MIN_STOCK
         played = self.played
         upc = self.upc
-        for h in FACES:
-            if not hand[h]:
-                continue
+        # the faces the hand holds, in face order, filtered in C
+        for h in compress(FACES, hand):
             row = CAPTURE_MOVES[h]
             for t in match[h]:
                 if pool[t]:
@@ -653,6 +659,16 @@ class TiuUState(State):
 
     def _end_game(self, log: list[Event] | None) -> None:
         n = self.players
+        if self.halt_at_deal_end and log is None:
+            # a search's sample (issue 14): the points are all it reads; the game counts as done (an entry in
+            # ``deals``) without its summary, and the world stops here
+            net, _payments = settle([catch_scores(c, self.classic)[1] for c in self.catches])
+            points = self.points
+            for s in range(n):
+                points[s] += net[s]
+            self.deals.append({"game": self.game + 1, "halted": True})
+            self.phase = OVER
+            return
         scored = [catch_scores(c, self.classic) for c in self.catches]
         raw = [r for r, _ in scored]
         rounded = [s for _, s in scored]
@@ -740,19 +756,58 @@ class TiuUState(State):
         """Deal the shuffled unseen tiles into the other hands within their caps; ``flat`` is reordered so
         that its first ``sum(need)`` tiles are the hands' and the rest is the stock in draw order."""
         caps = [self.caps[s] for s in others]
+        wanted = sum(need)
+        if all(min(cap) >= NO_CAP for cap in caps):
+            # nothing is known to be missing from any hand (the usual case): no hand can refuse a tile, since
+            # no face has more than NO_CAP copies, so the loop below would fill the hands in turn from the
+            # front of ``flat`` and leave it as it is; the same, without the loop
+            out: list[list[Face]] = []
+            pos = 0
+            for k in need:
+                out.append(flat[pos:pos + k])
+                pos += k
+            return out
         for _ in range(30):
+            if len(others) == 1:
+                # two players: the same deal as below, with one hand to try per tile
+                cap0 = caps[0]
+                k0 = need[0]
+                hand0: list[Face] = []
+                count0 = [0] * NF
+                rest0: list[Face] = []
+                for j, f in enumerate(flat):
+                    if len(hand0) == k0:
+                        rest0 += flat[j:]
+                        break
+                    if count0[f] < cap0[f]:
+                        hand0.append(f)
+                        count0[f] += 1
+                    else:
+                        rest0.append(f)
+                if len(hand0) == k0:
+                    flat[:] = hand0 + rest0
+                    return [hand0]
+                shuffle(flat, rng)
+                continue
             hands: list[list[Face]] = [[] for _ in others]
             counts = [[0] * NF for _ in others]
             rest: list[Face] = []
-            for f in flat:
+            placed = 0
+            for j, f in enumerate(flat):
+                if placed == wanted:
+                    # every hand is full: the rest of the tiles go to the stock as they come (issue 14: the
+                    # stock is most of the unseen tiles, and each of them used to try every hand first)
+                    rest += flat[j:]
+                    break
                 for i, cap in enumerate(caps):
                     if len(hands[i]) < need[i] and counts[i][f] < cap[f]:
                         hands[i].append(f)
                         counts[i][f] += 1
+                        placed += 1
                         break
                 else:
                     rest.append(f)
-            if all(len(h) == k for h, k in zip(hands, need, strict=True)):
+            if placed == wanted:
                 flat[:] = [f for h in hands for f in h] + rest
                 return hands
             shuffle(flat, rng)
