@@ -8,8 +8,12 @@ Lua script may touch them all:
   ``{"seat", "move": <canonical move id>, "version"}`` -- never the request as sent),
   ``tokens`` (JSON: seat or ``"admin"`` -> SHA-256 of the token), ``ai_job`` (the id of the play job
   that is to move the AI seat now, or empty), and ``last``/``events`` (a copy of the newest event and the
-  number of events, so that a view is one ``HMGET``), and ``seen`` (JSON: seat -> epoch ms of the seat's
-  last authenticated request, written by :meth:`Store.touch`, throttled; issue 11 "presence").
+  number of events, so that a view is one ``HMGET``), ``seen`` (JSON: seat -> epoch ms of the seat's
+  last authenticated request, written by :meth:`Store.touch`, throttled; issue 11 "presence"), and
+  ``finished`` (``1`` once the match is over, else ``0``; written with the state by the create and by every
+  commit, so whether a game is over is one small ``HMGET`` that parses nothing: :meth:`Store.finished`), and
+  ``live_index`` (the sorted set that counts the game among its creator's live games,
+  service/fairplay/limits.py; :meth:`Store.delete` takes the game out of it).
 * ``th:game:{<id>}:events`` -- a list, oldest first, of ``{"version", "type", "seat", "data", "secret"}``
   exactly as the engine produced them: ``data`` for everyone, ``secret[seat]`` for that seat only; plus
   ``move`` and ``mover``, the id of the move that produced them and the seat that made it (every move
@@ -67,8 +71,8 @@ GAME_ID_BYTES = 8
 #: parsed games kept per process (each a few kB); a poll of an unchanged game then parses nothing
 PARSED_CACHE_ENTRIES = 512
 
-#: KEYS: game hash, events list, jobs set.  ARGV: expected version, new doc, ttl seconds, ai_job, events...
-#: Returns {1, new version} or {0, current version} (-1 when the game does not exist).  When events were
+#: KEYS: game hash, events list, jobs set.  ARGV: expected version, new doc, ttl seconds, ai_job, finished
+#: (1 or 0: the new state's match is over), events...  Returns {1, new version} or {0, current version} (-1 when the game does not exist).  When events were
 #: appended it also PUBLISHes the new event count on ``live_channel(id)`` (= KEYS[1] .. ':live') in the same
 #: atomic step, which wakes the game's open streams (service/live/stream.py).
 COMMIT_LUA = """
@@ -76,9 +80,9 @@ local v = redis.call('HGET', KEYS[1], 'version')
 if not v then return {0, -1} end
 if v ~= ARGV[1] then return {0, tonumber(v)} end
 local nv = tonumber(v) + 1
-redis.call('HSET', KEYS[1], 'version', nv, 'doc', ARGV[2], 'ai_job', ARGV[4])
-if #ARGV >= 5 then
-  for i = 5, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('HSET', KEYS[1], 'version', nv, 'doc', ARGV[2], 'ai_job', ARGV[4], 'finished', ARGV[5])
+if #ARGV >= 6 then
+  for i = 6, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
   local count = redis.call('LLEN', KEYS[2])
   redis.call('HSET', KEYS[1], 'last', ARGV[#ARGV], 'events', count)
   redis.call('PUBLISH', KEYS[1] .. ':live', count)
@@ -311,14 +315,18 @@ class Store:
     # ---- create, read, delete
 
     def create(self, game_id: str, doc: Mapping[str, Any], tokens: Mapping[str, str],
-               events: Iterable[Event] = ()) -> Game:
+               events: Iterable[Event] = (), *, live_index: str | None = None) -> Game:
+        """Store a new game at version 0.  ``live_index``: the sorted set that lists it among its creator's
+        live games (kept with the game, so that :meth:`delete` takes it out)."""
         state = load_state(doc["state"])
         game = Game(game_id, 0, dict(doc), dict(tokens), None, state)
         ai_job = play_job_id(game_id, 0) if game.ai_to_move else ""
         pipe = self.conn.pipeline(transaction=True)
         evs = [_event_json(e, 0) for e in events]
         fields: dict[Any, str | int] = {"version": 0, "doc": json.dumps(doc, separators=(",", ":")), "tokens": json.dumps(dict(tokens)),
-                  "ai_job": ai_job, "events": len(evs)}
+                  "ai_job": ai_job, "events": len(evs), "finished": int(state.finished)}
+        if live_index:
+            fields["live_index"] = live_index
         if evs:
             fields["last"] = evs[-1]
             pipe.rpush(events_key(game_id), *evs)
@@ -352,6 +360,27 @@ class Store:
                     state, (int(count or 0), json.loads(last)) if last else None,
                     {k: int(v) for k, v in json.loads(seen).items()} if seen else {})
 
+    def finished(self, game_ids: Iterable[str]) -> dict[str, bool | None]:
+        """Whether each game's match is over (``None``: the game is gone -- expired or deleted), from the
+        ``finished`` field in one pipelined round trip: no document is read or parsed, whatever the size of
+        the states.  A game stored before the field existed is read whole once (it has no flag yet)."""
+        ids = list(game_ids)
+        pipe = self.conn.pipeline(transaction=False)
+        for gid in ids:
+            pipe.hmget(game_key(gid), ["version", "finished"])
+        out: dict[str, bool | None] = {}
+        for gid, (version, flag) in zip(ids, cast(list[list[bytes | None]], pipe.execute()), strict=True):
+            if version is None:
+                out[gid] = None
+            elif flag is not None:
+                out[gid] = flag == b"1"
+            else:
+                try:
+                    out[gid] = self.get(gid).state.finished
+                except GameNotFound:
+                    out[gid] = None
+        return out
+
     def version(self, game_id: str) -> int | None:
         v = self.conn.hget(game_key(game_id), "version")
         return None if v is None else int(v)
@@ -359,11 +388,13 @@ class Store:
     def delete(self, game_id: str) -> list[str]:
         """Remove every key of the game; returns the ids of its RQ jobs (the caller removes those)."""
         job_ids = sorted(j.decode() for j in cast(set[bytes], self.conn.smembers(jobs_key(game_id))))
-        rules = self.conn.hget(game_key(game_id), "doc")
+        rules, index = cast(list[bytes | None], self.conn.hmget(game_key(game_id), ["doc", "live_index"]))
         self.conn.delete(*keys_of(game_id))
         self.conn.publish(live_channel(game_id), "deleted")  # open streams of the game end now
         if rules is not None:
             self._unlist(game_id, json.loads(rules)["rules"])
+        if index is not None:
+            self.conn.zrem(index.decode(), game_id)
         return job_ids
 
     def add_job(self, game_id: str, job_id: str) -> None:
@@ -444,7 +475,8 @@ class Store:
         logged = [_event_json(e, new_version, service=True) if e["type"] in SERVICE_EVENTS
                   else _event_json(e, new_version, move, mover) for e in events]
         raw = json.dumps(doc, separators=(",", ":"))
-        ok, current = self._commit(keys=keys_of(game_id), args=[game.version, raw, self.ttl, ai_job, *logged])
+        ok, current = self._commit(keys=keys_of(game_id),
+                                   args=[game.version, raw, self.ttl, ai_job, int(state.finished), *logged])
         if not ok:
             if current == -1:
                 raise GameNotFound(game_id)

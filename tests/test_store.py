@@ -151,3 +151,23 @@ def test_delete_removes_every_key_and_the_game_is_gone(redis_conn):
     assert redis_conn.keys(f"*{{{game_id}}}*") == []
     with pytest.raises(GameNotFound):
         store.get(game_id)
+
+
+def test_the_finished_flag_follows_the_state_through_every_commit_and_is_none_once_gone(redis_conn):
+    store = Store(redis_conn, TTL)
+    game_id, other = _new(store), _new(store, seed=4)
+    assert store.finished([game_id, other]) == {game_id: False, other: False}
+    game = store.get(game_id)
+    state = game.state.clone()
+    events = state.resign(game.state.to_move)
+    store.commit(game, dict(game.doc), state, events, move="resign", mover=game.state.to_move)
+    assert store.finished([game_id, other]) == {game_id: True, other: False}
+    store.delete(other)
+    assert store.finished([game_id, other]) == {game_id: True, other: None}
+
+
+def test_a_game_stored_before_the_finished_flag_is_judged_by_its_state(redis_conn):
+    store = Store(redis_conn, TTL)
+    game_id = _new(store)
+    redis_conn.hdel(game_key(game_id), "finished")
+    assert store.finished([game_id]) == {game_id: False}

@@ -78,7 +78,7 @@ def create_game() -> ResponseReturnValue:
            "clocks": live_clock.initial(data["clock"], seats), "rematch_of": None, "rematch": None}
     # a game with no open seat starts now: the first seat's clock (if it has one) runs from its creation
     live_clock.restart(doc, state.to_move, now_ms(), all(s["kind"] != "open" for s in seats))
-    game = store().create(game_id, doc, hashes)
+    game = store().create(game_id, doc, hashes, live_index=limits.games_key(address_key()))
     jobs.record_game(conn(), "created")
     jobs.schedule_play(conn(), game, request_id=request_id(), cfg=current_app.config)
     live_clock.schedule(conn(), game, current_app.config)
