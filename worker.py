@@ -34,7 +34,7 @@ import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
 from service import config, jobs, observability
-from service.hardening.recovery import RecoveringWorker, worker_options
+from service.hardening.recovery import RecoveringWorker, quiet_maintenance_logs, worker_options
 
 
 # MEASURED (2026-11-30, this 2-core shared machine): 60 suggestion jobs (ismcts, 1 iteration, Tien Gow
@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = config.load()
     url = args.url or cfg["REDIS_URL"]
     observability.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    # RQ's three lines per maintenance round (every WORKER_MAINTENANCE_SECONDS) only at DEBUG
+    quiet_maintenance_logs()
     # the engines' tables are built (imported above): freeze them and keep full collections out of the
     # searches (issue 17)
     settle_gc()

@@ -9,16 +9,21 @@ processes run the jobs; the test kills the one running the job and watches what 
 
 from __future__ import annotations
 
+import json
+import logging
 import secrets
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
-from api_support import bearer, create, humans, tokens_by_seat
+from api_support import ROOT, bearer, create, humans, tokens_by_seat
 from processes import environment, start_worker, stop
 from rq.job import Job, JobStatus
 
 from service import config
+from service.hardening.recovery import QuietMaintenance
 from service.store import Store
 
 pytestmark = pytest.mark.e2e
@@ -112,3 +117,69 @@ def test_a_suggestion_job_of_a_killed_worker_ends_failed_for_the_asker_within_30
         assert time.monotonic() < deadline
         time.sleep(0.1)
     assert body["status"] == "finished"
+
+
+def _log_lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
+
+
+def _maintenance(line: dict) -> bool:
+    return "cleaning registries" in line["msg"] or "cleaning group registries" in line["msg"]
+
+
+def _burst_worker(env, log):
+    """``python worker.py --burst`` run to its end, its log in ``log``."""
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "worker.py", "--burst", "--no-scheduler"], cwd=ROOT, env=dict(env),
+                                stdout=subprocess.DEVNULL, stderr=out)
+    proc.wait(timeout=60)
+    return proc
+
+
+def test_a_workers_maintenance_rounds_write_no_info_lines_while_its_jobs_lines_stay(app, redis_conn, redis_url,
+                                                                                    tmp_path):
+    """RQ's three INFO lines per maintenance round are demoted to DEBUG (recovery.quiet_maintenance_logs);
+    a real worker with one round a second plays an AI table through and logs every job, but no round."""
+    client = app.test_client()
+    game_id = create(client, "kozel", [{"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "greedy"}],
+                     options={"target": 10})["game"]["id"]
+    env = environment(redis_url, {"TILEHOUSE_LOG_LEVEL": "INFO", "TILEHOUSE_WORKER_MAINTENANCE_SECONDS": "1"})
+    log = tmp_path / "quiet.log"
+    proc = start_worker(env, log)
+    try:
+        started = time.monotonic()
+        # several rounds (one a second) while the table plays to its end
+        while client.get(f"/v1/games/{game_id}").get_json()["status"] != "finished" \
+                or time.monotonic() - started < 4:
+            assert proc.poll() is None, "the worker exited"
+            assert time.monotonic() - started < 60, "the AI table did not finish within 60 s"
+            time.sleep(0.2)
+    finally:
+        stop([proc])
+    lines = _log_lines(log)
+    assert not [line for line in lines if _maintenance(line)]
+    ok = [line for line in lines if "Job OK" in line["msg"] and line["job_id"].startswith(f"play-{game_id}-")]
+    assert len(ok) > 5 and all(line["level"] == "info" for line in ok)
+    assert any(line["msg"].startswith("*** Listening on") for line in lines)
+    # the rounds are only demoted: a worker at DEBUG writes them, as debug lines
+    debug_log = tmp_path / "debug.log"
+    _burst_worker(environment(redis_url, {"TILEHOUSE_LOG_LEVEL": "DEBUG"}), debug_log)
+    rounds = [line for line in _log_lines(debug_log) if _maintenance(line)]
+    assert rounds and {line["level"] for line in rounds} == {"debug"}
+
+
+def test_the_maintenance_filter_passes_every_other_rq_line_untouched():
+    quiet = QuietMaintenance()
+
+    # a logger of the test's own at INFO stands for rq.worker (the filter asks the record's logger)
+    logging.getLogger("tests.quiet-maintenance").setLevel(logging.INFO)
+
+    def record(level: int, msg: str, *args) -> logging.LogRecord:
+        return logging.LogRecord("tests.quiet-maintenance", level, __file__, 1, msg, args, None)
+
+    job = record(logging.INFO, "Worker %s: %s: %s", "w", "play", "play-x-1")
+    warning = record(logging.WARNING, "Worker %s: cleaning registries for queue: %s", "w", "play")
+    assert quiet.filter(job) and job.levelno == logging.INFO
+    assert quiet.filter(warning) and warning.levelno == logging.WARNING
+    round_line = record(logging.INFO, "Worker %s: cleaning registries for queue: %s", "w", "play")
+    assert not quiet.filter(round_line) and round_line.levelno == logging.DEBUG

@@ -23,6 +23,12 @@ A killed worker's play job is then failed over by any other worker within 8 + 5 
 next step of the chain runs at once on a free worker.  If every worker is gone, the first one to come back
 (compose's restart policy) does it on start-up.
 
+Quiet rounds.  RQ writes three INFO lines per maintenance round ("cleaning registries for queue: suggest",
+"... play", "cleaning group registries"): every 5 s instead of every 10 minutes, they would bury the log.
+:func:`quiet_maintenance_logs` (called by ``worker.py``) demotes exactly those lines to DEBUG with a filter
+on RQ's ``rq.worker`` logger: they show with ``TILEHOUSE_LOG_LEVEL=DEBUG``, and every other line -- a job's,
+a warning, an abandoned job failed over -- is untouched.
+
 The read-side watchdog.  :func:`abandoned` tells whether a job is ``started`` but its heartbeat is older
 than ``ABANDONED_JOB_SECONDS``; the game view (``service.jobs.ensure_ai_progress``) and the job status
 (``GET /v1/jobs/<id>``) then run the same registry cleanup at once instead of waiting for a worker's next
@@ -62,6 +68,29 @@ log = logging.getLogger(__name__)
 
 #: RQ's dequeue timeout is worker_ttl - 15 s: this makes it equal to the maintenance interval
 _RQ_DEQUEUE_MARGIN = 15
+
+
+#: the format strings of RQ's per-round maintenance lines (``BaseWorker.clean_registries`` and
+#: ``clean_group_registries``, RQ 3); a record is matched by its unformatted message, so nothing else is
+MAINTENANCE_MESSAGES = frozenset({"Worker %s: cleaning registries for queue: %s",
+                                  "Worker %s: cleaning group registries"})
+
+
+class QuietMaintenance(logging.Filter):
+    """Demotes RQ's maintenance-round INFO lines to DEBUG (kept only when the logger is at DEBUG)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or record.msg not in MAINTENANCE_MESSAGES:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+def quiet_maintenance_logs() -> None:
+    """Put :class:`QuietMaintenance` on RQ's worker logger (once)."""
+    rq_log = logging.getLogger("rq.worker")
+    if not any(isinstance(f, QuietMaintenance) for f in rq_log.filters):
+        rq_log.addFilter(QuietMaintenance())
 
 
 def worker_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
