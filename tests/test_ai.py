@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import logging
+import math
 import random
 import time
 from typing import Any, ClassVar
@@ -222,16 +223,42 @@ def test_states_in_the_same_information_set_get_the_same_decision_and_stats(rule
     assert differed, "every sampled state equalled its determinization"
 
 
-def test_ismcts_honours_time_ms_before_iterations(some_state):
-    for budget in (20, 150):
-        t0 = time.perf_counter()
-        d = ai.decide("ismcts", some_state, some_state.to_move,
-                      {"iterations": 1_000_000, "time_ms": budget}, seed=5)
-        wall_ms = (time.perf_counter() - t0) * 1000.0
-        assert d.stats["iterations"] < 1_000_000, "the time budget did not stop the search"
-        assert d.stats["elapsed_ms"] >= budget, "the search stopped before its time budget"
-        # generous margin: one iteration (a playout of one deal) plus scheduling noise on a shared machine
-        assert wall_ms < budget + 2000
+class FakeClock:
+    """Stands for ``time`` in ai.ismcts: ``perf_counter`` advances ``step_ms`` per call and records what it
+    returned; everything else is the real ``time``."""
+
+    def __init__(self, step_ms: float) -> None:
+        self.step = step_ms / 1000.0
+        self.readings: list[float] = []
+
+    def perf_counter(self) -> float:
+        # computed from the call count, not summed, so no rounding piles up
+        self.readings.append(1000.0 + len(self.readings) * self.step)
+        return self.readings[-1]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+# (time_ms, fake step): no budget is a multiple of the step, so no reading lands on a deadline exactly
+@pytest.mark.parametrize("budget_ms, step_ms", [(1, 7), (20, 7), (150, 7)])
+def test_ismcts_honours_time_ms_before_iterations(some_state, monkeypatch, budget_ms, step_ms):
+    from ai import ismcts
+
+    fake = FakeClock(step_ms)
+    monkeypatch.setattr(ismcts, "time", fake)
+    d = ai.decide("ismcts", some_state, some_state.to_move,
+                  {"iterations": 1_000_000, "time_ms": budget_ms}, seed=5)
+    t0, deadline = fake.readings[0], fake.readings[0] + budget_ms / 1000.0
+    checks = fake.readings[1:-1]  # between the start and the reading of the elapsed time
+    assert checks, "the search never looked at the clock"
+    # it stopped at the first reading that reached the deadline, not one reading later, nor before it
+    assert all(r < deadline for r in checks[:-1]) and checks[-1] >= deadline
+    assert len(checks) == math.ceil(budget_ms / step_ms)
+    assert d.stats["elapsed_ms"] == pytest.approx((fake.readings[-1] - t0) * 1000.0)
+    assert d.stats["elapsed_ms"] >= budget_ms, "the search stopped before its time budget"
+    # the time budget ended it, long before the iteration cap; at least one iteration per look at the clock
+    assert len(checks) <= d.stats["iterations"] < 1_000_000
 
 
 def test_ismcts_honours_iterations_before_time_ms(some_state):
