@@ -12,6 +12,7 @@ from api_support import bearer, cheap_ai, create, humans, tokens_by_seat
 import engine
 from engine.replay import check
 from service import store as store_module
+from service.fairplay import limits
 
 pytest_plugins = ["api_fixtures"]
 
@@ -195,6 +196,9 @@ def test_concurrent_rematch_calls_create_one_game(app, client):
     games = [k for k in conn.keys("th:game:{*}") if k.decode().endswith("}")]
     assert len(games) == 2  # the old game and exactly one rematch (a loser's extra game is deleted)
     assert client.get(f"/v1/games/{old_id}").get_json()["rematch"] == answers[0][2]["game"]["id"]
+    # and a loser's place among the address's live games is given back: only the rematch holds one
+    listed = {m.decode() for m in conn.zrange(limits.games_key("ip:127.0.0.1"), 0, -1)}
+    assert listed - {old_id} == {answers[0][2]["game"]["id"]}
 
 
 def test_a_rematch_before_the_end_is_a_409_and_changes_nothing(app, client):
@@ -205,3 +209,46 @@ def test_a_rematch_before_the_end_is_a_409_and_changes_nothing(app, client):
     _problem(client.post(f"/v1/games/{game_id}/rematch", headers=bearer(tokens_by_seat(created)[0])), 409,
              "not-over")
     assert _state(conn, game_id) == before
+
+
+def _games(conn) -> list[bytes]:
+    return sorted(k for k in conn.keys("th:game:{*}") if k.decode().endswith("}"))
+
+
+def test_a_rematch_over_the_live_games_cap_is_a_429_and_creates_nothing(make_app):
+    app = make_app(LIVE_GAMES_PER_CLIENT=1)
+    client = app.test_client()
+    conn = app.extensions["redis"]
+    created = _finished(client, humans(2))  # over: its place is free again
+    old_id, toks = created["game"]["id"], tokens_by_seat(created)
+    create(client, "kozel", humans(2))  # the one live game the address may have
+    before, games = _state(conn, old_id), _games(conn)
+    refused = client.post(f"/v1/games/{old_id}/rematch", headers=bearer(toks[0]))
+    assert _problem(refused, 429, "live-games")["status"] == 429
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert _state(conn, old_id) == before and _games(conn) == games
+    assert client.get(f"/v1/games/{old_id}").get_json()["rematch"] is None
+
+
+def test_a_rematch_counts_in_the_creation_rate_and_a_seat_claiming_it_is_never_refused(make_app):
+    app = make_app(GAMES_PER_MINUTE=2)
+    client = app.test_client()
+    conn = app.extensions["redis"]
+    created = _finished(client, humans(2))  # the first game of the minute
+    old_id, toks = created["game"]["id"], tokens_by_seat(created)
+    first = client.post(f"/v1/games/{old_id}/rematch", headers=bearer(toks[0]))
+    assert first.status_code == 201  # the second
+    rematch_id = first.get_json()["game"]["id"]
+    # the rate is spent, by a creation and a rematch alike: no third game...
+    _problem(client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)}), 429, "rate-limited")
+    # ...but the other seat claims its place in the rematch made (this creates nothing)
+    claim = client.post(f"/v1/games/{old_id}/rematch", headers=bearer(toks[1]))
+    assert claim.status_code == 200 and claim.get_json()["game"]["id"] == rematch_id
+    assert claim.get_json()["game"]["status"] == "active"
+    # the rematch of the rematch would be a third game: refused, nothing created or linked
+    assert client.post(f"/v1/games/{rematch_id}/resign",
+                       headers=bearer(first.get_json()["token"])).status_code == 200
+    before, games = _state(conn, rematch_id), _games(conn)
+    refused = client.post(f"/v1/games/{rematch_id}/rematch", headers=bearer(first.get_json()["token"]))
+    assert _problem(refused, 429, "rate-limited")["detail"].startswith("at most 2 new games from one client address")
+    assert _state(conn, rematch_id) == before and _games(conn) == games

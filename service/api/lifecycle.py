@@ -23,6 +23,12 @@ seat presents its old token, and a repeated call returns the same token.  The ne
 (``status: "waiting"``, the seat ``taken: false``) until every human seat has asked: like accepting a rematch
 on Lichess, a seat that never asks keeps the table waiting.  Open seats that were never taken are open again.
 The admin token of the old game is the admin token of the rematch too (its hash is carried over).
+
+Limits.  A rematch is a new game, so the call that creates it is admitted like ``POST /v1/games``
+(service/fairplay/limits.py): it counts in the creation rate of the caller's address (the same bucket), and
+the new game among the caller's live games; over either, the answer is the same 429 problem
+(``rate-limited`` or ``live-games``) and nothing is created or linked.  A call that finds the rematch made
+(a seat claiming its place) creates nothing and is never refused by the limits.
 """
 
 from __future__ import annotations
@@ -42,7 +48,8 @@ import engine
 from engine.game import event
 from service import auth, jobs
 from service.api import conn, game_view, present, request_id, seat_of, store
-from service.fairplay import seeds
+from service.fairplay import limits, seeds
+from service.fairplay.clients import address_key
 from service.live import clock
 from service.problems import Problem
 from service.store import Game, GameNotFound, VersionConflict, new_game_id, now_ms
@@ -101,7 +108,7 @@ def _rotated_seed(rules: str, options: dict[str, Any], kinds: list[str], first: 
     return seed, dealt
 
 
-def _create_rematch(old: Game) -> Game:
+def _create_rematch(old: Game, game_id: str) -> Game:
     doc = old.doc
     rs = engine.get_rules(doc["rules"])
     players = len(doc["seats"])
@@ -115,15 +122,15 @@ def _create_rematch(old: Game) -> Game:
         if m["kind"] == "human":
             meta["claim"] = True  # kept for the seat's player, who claims it with its own rematch call
         seats.append(meta)
-    game_id = new_game_id()
     new_doc = {"id": game_id, "rules": rs.id, "options": state.options, "players": players, "seed": seed,
                "engine_seed": dealt, "public_seed": False, "seats": seats, "state": state.to_dict(), "last_move": None, "clock": doc.get("clock"),
                "clocks": clock.initial(doc.get("clock"), seats), "rematch_of": old.id, "rematch": None}
     hashes = {auth.ADMIN: old.tokens[auth.ADMIN]} if auth.ADMIN in old.tokens else {}
-    return store().create(game_id, new_doc, hashes)
+    return store().create(game_id, new_doc, hashes, live_index=limits.games_key(address_key()))
 
 
 def _discard(game_id: str) -> None:
+    limits.release_game(conn(), address_key(), game_id)  # also when the game was never stored
     for job_id in store().delete(game_id):
         try:
             Job.fetch(job_id, connection=conn()).delete()
@@ -137,7 +144,14 @@ def _link(old: Game) -> tuple[Game, bool]:
     for _ in range(MAX_ATTEMPTS):
         if old.doc.get("rematch"):
             return store().get(old.doc["rematch"]), False
-        new = _create_rematch(old)
+        game_id = new_game_id()
+        # admitted like POST /v1/games (a 429 here creates nothing); the rate is the route's decorator
+        limits.admit_game(conn(), current_app.config, address_key(), game_id)
+        try:
+            new = _create_rematch(old, game_id)
+        except BaseException:
+            _discard(game_id)
+            raise
         doc = {**old.doc, "rematch": new.id}
         try:
             store().commit(old, doc, old.state, [event("rematch", None, game=new.id)])
@@ -176,7 +190,16 @@ def _claim(new: Game, seat: int, token: str) -> Game:
                   headers={"Retry-After": str(current_app.config["RETRY_AFTER_SECONDS"])})
 
 
+def _rematch_made() -> bool:
+    """Does the game of this rematch call have its rematch already (then the call creates nothing)?"""
+    try:
+        return bool(store().get((request.view_args or {})["game_id"]).doc.get("rematch"))
+    except GameNotFound:
+        return False  # the view answers 404
+
+
 @bp.post("/<game_id>/rematch")
+@limits.limit_rematches(exempt_when=_rematch_made)
 def rematch(game_id: str) -> ResponseReturnValue:
     old = store().get(game_id)
     seat = seat_of(old)

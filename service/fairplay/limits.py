@@ -5,9 +5,11 @@ may be live (not finished, not expired, not deleted) at once, and how many sugge
   a moving minute, kept by Flask-Limiter like the creation rate below; more is a 429 with ``Retry-After``.
 
 * The creation rate is a request-rate limit, kept by Flask-Limiter (``limits`` underneath) in the service's
-  Redis, so every API process counts the same requests: ``GAMES_PER_MINUTE`` (default 10) ``POST
-  /v1/games`` per client address in a moving one-minute window; more is a 429 problem with ``Retry-After``.
-  Only created games count (``deduct_when``: a 422 costs nothing).  The client is the address
+  Redis, so every API process counts the same requests: ``GAMES_PER_MINUTE`` (default 10) games created per
+  client address in a moving one-minute window, by ``POST /v1/games`` and by the rematch calls that create
+  the rematch (one shared bucket, ``CREATION_SCOPE``); more is a 429 problem with ``Retry-After``.
+  Only created games count (``deduct_when``: a 422 costs nothing, nor does a rematch call that finds the
+  rematch made).  The client is the address
   (:func:`service.fairplay.clients.address_key`), not a token: a creator has no token of its own yet, and a
   made-up ``Authorization`` header must not make a fresh client.
 * The live-games cap is not a rate: each client address has a Redis sorted set of the games it created
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import redis
@@ -60,7 +62,10 @@ return 1
 
 #: what each limited route counts, for the problem's detail
 _COUNTED = {"games.create_game": "new games from one client address",
+            "lifecycle.rematch": "new games from one client address",
             "games.post_suggestion": "suggestions from one seat"}
+#: the bucket that ``POST /v1/games`` and the rematches that create a game share
+CREATION_SCOPE = "create-game"
 
 
 def _rate_limited(limit: RequestLimit) -> Response:
@@ -90,8 +95,18 @@ def accepted(resp: Response) -> bool:
     return resp.status_code == 202
 
 
-#: the decorator of the creating routes
-limit_creation = limiter.limit(games_per_minute, deduct_when=created)
+#: the decorator of ``POST /v1/games``: every game created counts
+limit_creation = limiter.shared_limit(games_per_minute, scope=CREATION_SCOPE, deduct_when=created)
+
+
+def limit_rematches(exempt_when: Callable[[], bool]) -> Any:
+    """The decorator of ``POST /v1/games/{id}/rematch``: the same bucket as ``POST /v1/games``, where only a
+    call that creates the rematch (201) counts, and a call ``exempt_when`` says will find it made (a seat
+    claiming its place creates nothing) is never refused."""
+    return limiter.shared_limit(games_per_minute, scope=CREATION_SCOPE, deduct_when=created,
+                                exempt_when=exempt_when)
+
+
 #: the decorator of the suggestion route: per seat (its token), only accepted suggestions count
 limit_suggestions = limiter.limit(suggestions_per_minute, key_func=client_key, deduct_when=accepted)
 
