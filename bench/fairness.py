@@ -24,9 +24,7 @@ import argparse
 import http.client
 import json
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from typing import Any
@@ -36,9 +34,9 @@ from rq import Queue
 from rq.job import Job
 from rq.registry import FinishedJobRegistry, StartedJobRegistry
 
-from bench.http import _human_game, _percentile, _processes, _request
+from bench.http import _human_game, _percentile, _processes, _request, bench_redis
 from service import config
-from service.redis_local import LocalRedis, free_port
+from service.redis_local import free_port
 
 LAYOUTS = {"reserved": [["--queues", "play", "--no-scheduler"], ["--no-scheduler"]],
            "shared": [["--no-scheduler"], ["--no-scheduler"]]}
@@ -143,15 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     layouts = [name for name in args.layouts.split(",") if name]
-    tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
-    local = None
     runs = []
-    try:
-        if args.redis_url:
-            url = args.redis_url
-        else:
-            local = LocalRedis(tmp).start()
-            url = local.url
+    with bench_redis(args.redis_url) as url:
         for _ in range(args.rounds):
             for layout in layouts:
                 runs.append(run_once(layout, args.seconds, args.games, args.flooders, url))
@@ -161,10 +152,6 @@ def main(argv: list[str] | None = None) -> int:
                           f"p95 {r['wait_p95_s']:7.3f} s  p99 {r['wait_p99_s']:7.3f} s  max {r['wait_max_s']:7.3f} s"
                           f"  | suggestions asked {r['suggestions_queued']}, suggestion jobs run {r['suggestion_jobs_run']}"
                           f"  | load {' '.join(f'{x:.2f}' for x in r['load'])}", flush=True)
-    finally:
-        if local is not None:
-            local.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
         print(json.dumps(runs, indent=2))
     else:
