@@ -536,7 +536,7 @@ class KozelState(State):
             self.hands[s] = hand
             self.table |= 1 << t
             self.line.append(code)
-            _drop_slot(self.slots[s], t)
+            drop_slot(self.slots[s], t)
             if end == LEFT:
                 self.left = D_OTHER[t][self.left]
             elif end == RIGHT:
@@ -547,7 +547,13 @@ class KozelState(State):
             if log is not None:
                 log.append(event("play", s, tile=D_NAME[t], end=_END_NAMES[end],
                                  ends=[self.left, self.right], hand_size=len(self.slots[s])))
-            self._after_play(s, hand, log)
+            # _after_play inlined for the most frequent move (issue 14)
+            if not hand:
+                self._end_round(OUT, log)
+            elif not self.bazaar and self._is_fish():
+                self._end_round(FISH, log)
+            else:
+                self.turn = self.next[s]
         elif code >= DOUBLES_BASE:
             x = code - DOUBLES_BASE
             a, b = domino(x // 7, x // 7), domino(x % 7, x % 7)
@@ -556,8 +562,8 @@ class KozelState(State):
             self.table |= (1 << a) | (1 << b)
             self.line.append(a * 4 + LEFT)
             self.line.append(b * 4 + RIGHT)
-            _drop_slot(self.slots[s], a)
-            _drop_slot(self.slots[s], b)
+            drop_slot(self.slots[s], a)
+            drop_slot(self.slots[s], b)
             self.last_player = s
             if log is not None:
                 log.append(event("doubles", s, tiles=list(move.tiles), left=D_NAME[a], right=D_NAME[b],
@@ -851,7 +857,7 @@ class KozelState(State):
         return world
 
 
-def _drop_slot(slots: list[Mask], tile: Tile) -> None:
+def drop_slot(slots: list[Mask], tile: Tile) -> None:
     """Remove the slot a played ``tile`` is taken to come from: the strictest slot that allows it.
 
     The slots allowing a tile are the newest ones (masks only grow towards the oldest), and taking the
