@@ -547,13 +547,7 @@ class KozelState(State):
             if log is not None:
                 log.append(event("play", s, tile=D_NAME[t], end=_END_NAMES[end],
                                  ends=[self.left, self.right], hand_size=len(self.slots[s])))
-            # _after_play inlined for the most frequent move (issue 14)
-            if not hand:
-                self._end_round(OUT, log)
-            elif not self.bazaar and self._is_fish():
-                self._end_round(FISH, log)
-            else:
-                self.turn = self.next[s]
+            self._after_play(s, hand, log)
         elif code >= DOUBLES_BASE:
             x = code - DOUBLES_BASE
             a, b = domino(x // 7, x // 7), domino(x % 7, x % 7)

@@ -624,13 +624,7 @@ class TienGowState(State):
         if gtype in (SUPREME, QUARTET) and self.options["profile"] == "seed":
             self._immediate(w, gtype, last, log)
         self.cur = ()
-        # _reset_trick inlined: eight times per deal on the search's playout path
-        self._n = 0
-        self._sit = _LEAD
-        self._high_seat = -1
-        self._high_type = -1
-        self._high_rank = 0
-        self._high_faces = ()
+        self._reset_trick()
         self.leader = self._turn = w
         if last:
             self._end_deal(w, log)

@@ -12,15 +12,14 @@ import pytest
 
 import engine
 from ai.greedy import heuristic
+from ai.heuristics import play_to_deal_end
 from engine.game import State
 
 
 def _reference(world: State, rng: random.Random) -> None:
     playout = heuristic(world.rules.id, "playout")
     assert playout is not None
-    deal = world.deals_done
-    while world.to_move is not None and world.deals_done == deal:
-        world.apply(playout(world, rng))
+    play_to_deal_end(world, playout, rng)
 
 
 def _positions(rules_id: str, players: int, options: dict, count: int):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from typing import cast
 
+from ai.heuristics import play_to_deal_end
 from engine.game import Move, State, below
 from engine.kozel import (
     DOUBLE_PAIR,
@@ -139,19 +140,13 @@ def rollout(state: State, rng: random.Random) -> None:
     the round) goes through the engine's own ``legal_moves`` and ``apply``."""
     st = cast(KozelState, state)
     if not st.halt_at_deal_end:
-        legal = st.legal_moves
-        apply = st.apply
-        rnd = st.round
-        while st.turn >= 0 and st.round == rnd:
-            apply(_pick(legal(), rng))
+        play_to_deal_end(st, playout, rng)
         return
     hands = st.hands
     slots = st.slots
     line = st.line
     bazaar = st.bazaar
     nxt = st.next
-    shed = _SHED
-    random_ = rng.random
     getrandbits = rng.getrandbits
     while True:  # halting at the round's end sets turn to -1
         s = st.turn
@@ -177,31 +172,7 @@ def rollout(state: State, rng: random.Random) -> None:
             pair = DOUBLE_PAIR[left][right]
             if hand & pair == pair:
                 moves.append(DOUBLES[left * 7 + right])
-        n = len(moves)
-        if n == 1 or random_() < 0.2:
-            k = n.bit_length()
-            r = getrandbits(k)
-            while r >= n:
-                r = getrandbits(k)
-            move = moves[r]
-        else:
-            best = -1.0
-            pick: list[Move] = []
-            for m in moves:
-                w = shed[m.code]
-                if w > best:
-                    best, pick = w, [m]
-                elif w == best:
-                    pick.append(m)
-            if len(pick) == 1:
-                move = pick[0]
-            else:
-                n = len(pick)
-                k = n.bit_length()
-                r = getrandbits(k)
-                while r >= n:
-                    r = getrandbits(k)
-                move = pick[r]
+        move = _pick(moves, rng)
         code = move.code
         if code >= DOUBLES_BASE:
             st.apply(move)

@@ -24,6 +24,7 @@ from itertools import combinations
 from math import comb
 from typing import cast
 
+from ai.heuristics import play_to_deal_end
 from engine.game import Move, Seat, State, below
 from engine.tiengow import (
     _BEATS,
@@ -136,11 +137,7 @@ def rollout(state: State, rng: random.Random) -> None:
     payments, settlement) stays the engine's own ``_end_trick``."""
     st = cast(TienGowState, state)
     if not st.halt_at_deal_end:
-        legal = st.legal_moves
-        apply = st.apply
-        deal = st.deal_no
-        while st._turn >= 0 and st.deal_no == deal:
-            apply(_pick(legal(), rng))
+        play_to_deal_end(st, playout, rng)
         return
     hands = st.hands
     columns = st.columns

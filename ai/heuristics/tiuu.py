@@ -18,6 +18,7 @@ import random
 from itertools import compress
 from typing import cast
 
+from ai.heuristics import play_to_deal_end
 from engine.game import Move, State, below
 from engine.tiles import CF_CIVIL, FACES
 from engine.tiuu import (
@@ -133,12 +134,10 @@ def rollout(state: State, rng: random.Random) -> None:
     and valued in the same pass; the list is only put together when the policy explores, and every move
     is applied by the engine."""
     st = cast(TiuUState, state)
-    apply = st.apply
     if not st.halt_at_deal_end:
-        deal = len(st.deals)
-        while st.phase != OVER and len(st.deals) == deal:
-            apply(playout(st, rng))
+        play_to_deal_end(st, playout, rng)
         return
+    apply = st.apply
     random_ = rng.random
     getrandbits = rng.getrandbits
     match = st.match
