@@ -46,6 +46,7 @@ def open_stream(game_id: str) -> ResponseReturnValue:
     game = store().get(game_id)
     query = schemas.load(schemas.STREAM_QUERY, request.args.to_dict())
     ticket = query.get("ticket")
+    who: int | str | None
     if ticket is not None:
         if "Authorization" in request.headers:
             raise invalid({"ticket": ["send a stream ticket or an Authorization header, not both"]})

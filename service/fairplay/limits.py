@@ -38,6 +38,7 @@ from typing import Any, cast
 
 import redis
 from flask import Flask, Response, current_app, request
+from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
 from service.fairplay.clients import address_key, client_key
@@ -120,7 +121,7 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(RateLimitExceeded, _breached)
 
 
-def _breached(exc: RateLimitExceeded) -> Response:
+def _breached(exc: RateLimitExceeded) -> ResponseReturnValue:
     if exc.response is not None:
         return exc.response
     return response(Problem(429, exc.description or "too many requests", headers={"Retry-After": "60"}))
