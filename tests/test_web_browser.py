@@ -293,6 +293,8 @@ def test_one_click_gives_you_against_three_ai_on_a_360_pixel_phone_played_with_t
         pg.keyboard.press("Enter")
     pg.wait_for_function(played)
     assert pg.evaluate("document.documentElement.scrollWidth") <= 360
+    # the top bar still offers resigning (issue 11) at 360 px
+    assert pg.locator("#resignbtn").is_visible()
     tab.screenshot("tiengow-phone.png")
     assert tab.errors == []
     tab.close()
