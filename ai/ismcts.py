@@ -56,6 +56,19 @@ heuristics gets random playouts, and ``stats["playout"]`` names the policy used.
 
 Budget: ``iterations`` and ``time_ms``, whichever ends first; at least one iteration always runs.
 
+Paired root (issue 13).  A rule set whose heuristics define ``distinct(state)`` -- the moves of the seat to
+move, one per strategic class (``ai.heuristics.tiengow_wall``: placements that differ only in which losing
+tile lies under which column are one class) -- is searched differently at the root: ``paired_search`` runs
+sequential halving over those moves with common determinizations (every surviving move is played in the
+same sampled worlds, each followed by a playout with the same random stream, and the worse half is
+dropped after each round), and the best survivor by mean payoff change is played.  ``iterations`` then
+counts playouts, ``uct_c`` is not used, and ``stats["search"]`` is ``"paired"``.  Why: the wall variant's
+root is wide and flat (up to 162 leads, 1,680 placements), moves differ by hundredths of a column while a
+playout's outcome varies by one or two, and UCB's unpaired samples could not tell them apart at 1,000
+iterations (it tied the greedy engine); pairing cancels the world's luck out of each comparison
+(``docs/ai.md``, "The wall variant").  Rule sets without ``distinct`` -- Kozel, Tiu U, Tien Gow -- are
+searched exactly as described above.
+
 Memory (issue 17): the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
 and processes that search call ``settle_gc`` once the engines are imported.
 """
@@ -305,6 +318,95 @@ def _with_observation(world: State, seat: Seat, moves: list[Move], keys: list[in
     return rng.choice(same)
 
 
+def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int, time_ms: float,
+                  policy: Policy | None, rng: random.Random,
+                  rollout: Rollout | None = None) -> tuple[list[int], list[float], int, int, float, float, float]:
+    """The paired root of a rule set that opts in (``ai.heuristics.<rules>.distinct``; issue 13): sequential
+    halving over ``moves`` (the root's strategically distinct moves) with *common determinizations*.  Each
+    round samples worlds of ``seat``'s information set (``root.determinize``) and plays every surviving
+    move in every one of them, each followed by a playout to the end of the deal (``policy``, or
+    ``rollout``, its fast path) that draws from the same random stream for every move of that world; then
+    the better half of the survivors, by mean payoff change of ``seat`` over the worlds they all met, goes
+    on.  Survivors are always compared on the same worlds, so a world's luck -- most of a playout's
+    variance -- cancels out of every comparison.
+
+    Budget: ``iterations`` playouts, exactly, split evenly over the ``ceil(log2(survivors))`` rounds still
+    to play (a round plays at least one world, and halves early when what is left cannot pay for a whole
+    world); what is left after the last halving goes to the winner.  The first world plays the moves in a
+    random order, so a budget smaller than the moves plays it for a random subset of them.  ``time_ms`` is
+    checked before every playout after the first; a world cut short by it is not counted (but for the
+    first world: at least one playout counts), so survivors are always compared on the same worlds.
+
+    Returns ``(visits, totals, winner, playouts done, elapsed seconds, lo, hi)``: per move, the playouts it
+    got and the sum of ``seat``'s payoff changes; the winner is the survivor with the best mean (ties:
+    legal order); ``lo``/``hi`` bound every seat's change seen."""
+    clock = time.perf_counter
+    t0 = clock()
+    deadline = t0 + time_ms / 1000.0
+    visits = [0] * len(moves)
+    totals = [0.0] * len(moves)
+    alive = list(range(len(moves)))
+    done = 0
+    lo = math.inf
+    hi = -math.inf
+    stop = False
+    while not stop and done < iterations:
+        rounds = max(1, (len(alive) - 1).bit_length())  # ceil(log2(survivors)), 1 for the winner alone
+        for _ in range(max(1, (iterations - done) // rounds // len(alive))):
+            left = iterations - done
+            if done and len(alive) > left:
+                break  # not enough for a whole world: halve first
+            # the first world in a random order: a budget smaller than the moves, or time running out
+            # inside it, leaves a random subset played, not the first moves in legal order
+            order = alive if done else rng.sample(alive, min(left, len(alive)))
+            world = root.determinize(seat, rng)
+            world.halt_at_deal_end = True
+            deal = world.deals_done
+            base = world.running_payoffs()
+            stream = rng.getrandbits(64)
+            # a world counts only once every survivor has played it (time may run out inside it)
+            results: list[tuple[int, float]] = []
+            w_lo = lo
+            w_hi = hi
+            for i in order:
+                if (done or results) and clock() >= deadline:
+                    stop = True
+                    break
+                w = world.clone()
+                w.apply(moves[i])
+                r = random.Random(stream)
+                if rollout is not None:
+                    rollout(w, r)
+                elif policy is not None:
+                    while w.to_move is not None and w.deals_done == deal:
+                        w.apply(policy(w, r))
+                else:
+                    while w.to_move is not None and w.deals_done == deal:
+                        ms = w.legal_moves()
+                        w.apply(ms[r.randrange(len(ms))])
+                delta = [e - b for e, b in zip(w.running_payoffs(), base, strict=True)]
+                w_lo = min(w_lo, *delta)
+                w_hi = max(w_hi, *delta)
+                results.append((i, delta[seat]))
+            if stop and done:
+                break  # the first world counts even when cut short: at least one playout is played
+            for i, d in results:
+                visits[i] += 1
+                totals[i] += d
+            done += len(results)
+            lo = w_lo
+            hi = w_hi
+            if stop or done >= iterations:
+                break
+        if not stop and len(alive) > 1 and done < iterations:
+            # the better half by mean over the worlds every survivor met (ties: legal order)
+            alive.sort(key=lambda i: (-totals[i] / visits[i], i))
+            alive = sorted(alive[:(len(alive) + 1) // 2])
+    played = [i for i in alive if visits[i]] or [i for i in range(len(moves)) if visits[i]]
+    winner = min(played, key=lambda i: (-totals[i] / visits[i], i))
+    return visits, totals, winner, done, clock() - t0, lo, hi
+
+
 def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
     """The root's candidates, most visited first (ties: higher mean reward, then legal order), with
     mean rewards scaled to [0, 1] by the search's final bounds (``None`` for an unvisited move)."""
@@ -375,6 +477,10 @@ class IsmctsEngine(Engine):
                 {"move": moves[0].id, "visits": 0, "mean_reward": None}]}, tuple(moves))
         # the heuristic policy's whole-playout fast path, where the rule set has one
         rollout = cast("Rollout | None", heuristic(state.rules.id, "rollout") if used == "heuristic" else None)
+        distinct = heuristic(state.rules.id, "distinct")
+        if distinct is not None:
+            return self._paired(state, seat, params, rng, moves, cast("list[Move]", distinct(state)), policy, rollout,
+                                used)
         tree, done, elapsed, lo, hi = search(
             state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
             policy=policy, rng=rng, rollout=rollout,
@@ -385,3 +491,33 @@ class IsmctsEngine(Engine):
         stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
                  "candidates": candidates}
         return Decision(best, stats, tuple(moves))
+
+    def _paired(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
+                reps: list[Move], policy: Policy | None, rollout: Rollout | None, used: str) -> Decision:
+        """The search of a rule set whose root moves fall into strategic classes (``paired_search`` over
+        one move per class).  Every legal move is listed in the candidates, the chosen one first, then
+        the others by visits, mean reward and legal order; moves of no search have no visits."""
+        if len(reps) == 1:
+            # one class: nothing to decide, spend no budget
+            return Decision(reps[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used, "search": "paired",
+                                      "candidates": [{"move": m.id, "visits": 0, "mean_reward": None}
+                                                     for m in sorted(moves, key=lambda m: m is not reps[0])]},
+                            tuple(moves))
+        visits, totals, winner, done, elapsed, lo, hi = paired_search(
+            state, seat, reps, iterations=params["iterations"], time_ms=params["time_ms"], policy=policy,
+            rng=rng, rollout=rollout)
+        span = hi - lo
+        by_id = {m.id: i for i, m in enumerate(reps)}
+        out: list[tuple[int, int, float, int, dict[str, Any]]] = []
+        for j, m in enumerate(moves):
+            i = by_id.get(m.id)
+            n = visits[i] if i is not None else 0
+            mean: float | None = None
+            if i is not None and n:
+                mean = round((totals[i] / n - lo) / span, 6) if span > 0 else 0.5
+            out.append((i != winner, -n, -(totals[i] / n) if i is not None and n else math.inf, j,
+                        {"move": m.id, "visits": n, "mean_reward": mean}))
+        out.sort(key=lambda t: t[:4])
+        stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
+                 "search": "paired", "candidates": [t[4] for t in out]}
+        return Decision(reps[winner], stats, tuple(moves))

@@ -8,23 +8,20 @@
   tile the seat has not seen could go on top of it later.  Leading: lead the tiles nobody can beat (up to
   four; never two that form a pair some unseen pair could beat); without one, lose the round cheaply with
   the weakest single.
-* ``playout(state, rng)``: a cheap randomized policy for search rollouts that plays like the greedy engine,
-  judged in the sampled world the rollout runs in (issue 13): a tile is *safe* when no tile still held by the
-  seats that act after it could go on top of it.  Leading (90%): the safe tiles, strongest first, up to
-  four; without one the weakest single; otherwise (10%) a random lead.  Following, strongest column tops
-  first: the cheapest safe beater (95%), sometimes (20% of the rest) the cheapest beater, else the weakest
-  tile.  The earlier policy led a random number of random tiles, a way no real player gives columns away;
-  what the change is worth is measured in ``docs/ai.md`` ("The wall variant: why ISMCTS ties greedy").
+* ``playout(state, rng)``: the search's playout policy, the greedy engine's move for the seat to move,
+  decided from that seat's own information in the sampled world (issue 13: it measured stronger than a
+  cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").
+* ``move_class(state, move)`` and ``distinct(state)``: the strategic classes of the moves of the seat to
+  move (placements that differ only in which losing tile lies under which column are one class) and one
+  move per class.  ``distinct`` opts the wall variant into the search's paired root (``ai.ismcts``).
 
-``greedy`` uses only what ``seat`` may know: its hand, the table and the tiles it has not seen.  ``playout``
-runs inside a search's sampled world, which is already a determinization of the searching seat's
-information set, so reading that world's hands is a model of the opponents, not a peek.
+``greedy`` (and so ``playout``) uses only what ``seat`` may know: its hand, the table and the tiles it has
+not seen.  ``move_class`` and ``distinct`` read only the table and the seat's own moves.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
 from itertools import combinations
 
 from engine.game import Move
@@ -124,55 +121,41 @@ def greedy(state: TienGowWallState, seat: int, rng: random.Random) -> Move:
     return _greedy_follow(state, seat)
 
 
-#: BEATEN_BY[f]: bit g set when face g goes on top of face f (same suit, strictly stronger)
-BEATEN_BY: tuple[int, ...] = tuple(sum(1 << g for g in range(NUM) if BEATS[g][f]) for f in range(NUM))
-
-
-def _mask(state: TienGowWallState, seats: Iterable[int]) -> int:
-    m = 0
-    hands = state.hands
-    for s in seats:
-        for g in hands[s]:
-            m |= 1 << g
-    return m
-
-
-def _cheapest(faces: Iterable[int]) -> int:
-    return min(faces, key=lambda g: (VALUE[g], g))
-
-
 def playout(state: TienGowWallState, rng: random.Random) -> Move:
-    """A cheap randomized move for the seat to move (search rollouts), close to the greedy engine's play
-    but judged in the sampled world: a tile is *safe* when no tile still held by the seats that act after
-    it (all others when leading, the later followers of the round when following) could go on top of it."""
-    seat = state.turn
-    hand = state.hands[seat]
+    """The search's playout move for the seat to move: the greedy engine's move (``greedy``) for that seat,
+    from what that seat knows in the sampled world (its hand, the table, the tiles it has not seen).  An
+    earlier policy judged tiles *safe* by the sampled world's actual hands (a clairvoyant model of every
+    player) and measured weaker: docs/ai.md, "The wall variant"."""
+    return greedy(state, state.turn, rng)
+
+
+def move_class(state: TienGowWallState, move: Move) -> tuple[int, ...]:
+    """The strategic class of ``move`` for the seat to move in ``state`` (issue 13): two moves of one class
+    leave the same hands, the same column tops (so the same owners and the same standing pair) and the same
+    tiles played, and differ only in which losing tile lies underneath which column -- which no rule reads
+    (a column belongs to the owner of its top tile, later tiles are compared with the top only, and at the
+    round's end every tile of every column counts as played).  Every lead is a class of its own; a Pai Gow
+    pair that takes over a standing pair is its own class (both tiles go on top, in the columns it names);
+    any other placement's class is the tile going on top of each column (-1 where it goes underneath)
+    followed by the tiles going underneath, sorted.  Reads only the table and the move."""
+    faces: tuple[int, ...] = move.code
     cols = state.cols
-    n = state.players
     if not cols:
-        if rng.random() < 0.9:
-            others = _mask(state, (s for s in range(n) if s != seat))
-            safe = [f for f in hand if not BEATEN_BY[f] & others]
-            if safe:
-                safe.sort(key=lambda f: (-VALUE[f], f))
-                return lead_move(tuple(sorted(safe[:4])))
-            return lead_move((_cheapest(hand),))
-        k = rng.randint(1, min(4, len(hand)))
-        return lead_move(tuple(sorted(rng.sample(hand, k))))
-    # the followers after this seat in this round: up to (not including) the leader
-    later = _mask(state, ((seat + i) % n for i in range(1, (state.leader - seat) % n)))
-    rest = list(hand)
-    faces = [0] * len(cols)
-    for i in sorted(range(len(cols)), key=lambda i: -STRENGTH[cols[i][-1] >> 2]):
-        top = cols[i][-1] >> 2
-        beaters = [f for f in rest if BEATS[f][top]]
-        safe = [f for f in beaters if not BEATEN_BY[f] & later]
-        if safe and rng.random() < 0.95:
-            f = _cheapest(safe)
-        elif beaters and rng.random() < 0.2:
-            f = _cheapest(beaters)
-        else:
-            f = _cheapest(rest)
-        rest.remove(f)
-        faces[i] = f
-    return place_move(tuple(faces))
+        return faces
+    if state.pair and len(faces) == 2 and PAIR.get((faces[0], faces[1]), 0) > state.pair:
+        return (-2, *faces)
+    on = tuple([f if BEATS[f][c[-1] >> 2] else -1 for f, c in zip(faces, cols, strict=True)])
+    return on + tuple(sorted([f for f, o in zip(faces, on, strict=True) if o < 0]))
+
+
+def distinct(state: TienGowWallState) -> list[Move]:
+    """The strategically distinct moves of the seat to move: the first legal move (in legal order) of each
+    class of ``move_class``.  The search's root considers only these (``ai.ismcts``, paired root); a move
+    it returns is one of ``state.legal_moves()``, so it is legal wherever the seat's hand is the same."""
+    seen: dict[tuple[int, ...], Move] = {}
+    moves = state.legal_moves()
+    if not state.cols:
+        return list(moves)
+    for m in moves:
+        seen.setdefault(move_class(state, m), m)
+    return list(seen.values())
