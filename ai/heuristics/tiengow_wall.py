@@ -40,9 +40,15 @@ from engine.tiengow_wall import (
 VALUE: tuple[float, ...] = tuple(STRENGTH[f] / (11 if CIVIL[f] else 10) for f in range(NUM))
 
 
+#: per face, the faces that beat it (``BEATS[g][face]``): ``_can_be_beaten`` looks at those only
+BEATEN_BY: tuple[tuple[int, ...], ...] = tuple(tuple(g for g in range(NUM) if BEATS[g][f]) for f in range(NUM))
+#: every face, cheapest to spend first: by ``VALUE``, then face id (the order of ``min(..., key=(VALUE[g], g))``)
+CHEAPEST: tuple[int, ...] = tuple(sorted(range(NUM), key=lambda g: (VALUE[g], g)))
+_RANK: tuple[int, ...] = tuple(CHEAPEST.index(f) for f in range(NUM))
+
+
 def _can_be_beaten(face: int, unseen: list[int]) -> bool:
-    row = BEATS
-    return any(unseen[g] and row[g][face] for g in range(NUM))
+    return any(unseen[g] for g in BEATEN_BY[face])
 
 
 def _higher_pair_possible(rank: int, unseen: list[int]) -> bool:
@@ -82,20 +88,27 @@ def _greedy_follow(state: TienGowWallState, seat: int) -> Move:
     unseen = state.unseen_counts(seat)
     last = (seat + 1) % state.players == state.leader
     tops = [c[-1] >> 2 for c in cols]
+    # the hand cheapest first: the cheapest tile that beats a top is the first in this order that does, and
+    # what is left after taking some out is still in this order (the spare tiles, weakest first)
+    cheapest = sorted(hand, key=_RANK.__getitem__)
+    # strongest tops first (stable: equal tops in column order)
+    order = sorted(range(n), key=lambda i: -STRENGTH[tops[i]])
     candidates: list[tuple[int, ...]] = []
     for k in range(n + 1):
-        for wanted in combinations(sorted(range(n), key=lambda i: -STRENGTH[tops[i]]), k):
-            rest = list(hand)
+        for wanted in combinations(order, k):
+            rest = cheapest[:]
             chosen: dict[int, int] = {}
             for i in wanted:
-                beaters = [f for f in rest if BEATS[f][tops[i]]]
-                if not beaters:
+                top = tops[i]
+                for f in rest:
+                    if BEATS[f][top]:
+                        break
+                else:
                     break
-                f = min(beaters, key=lambda g: (VALUE[g], g))
                 chosen[i] = f
                 rest.remove(f)
             else:
-                spare = iter(sorted(rest, key=lambda g: (VALUE[g], g)))
+                spare = iter(rest)
                 candidates.append(tuple(chosen[i] if i in chosen else next(spare) for i in range(n)))
     if state.pair and n == 2:
         for a, b in combinations(hand, 2):
