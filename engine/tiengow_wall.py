@@ -789,9 +789,8 @@ class TienGowWallState(State):
 
     def unseen_counts(self, seat: Seat) -> list[int]:
         """Per local face: copies ``seat`` has not seen (in the other hands)."""
-        counts = list(DECK_COUNTS[self.players])
-        for f in range(NUM):
-            counts[f] -= self.out[f]
+        # the deck less the tiles out of play, in C (the greedy engine asks this at every move of a playout)
+        counts = list(map(operator.sub, DECK_COUNTS[self.players], self.out))
         for col in self.cols:
             for c in col:
                 counts[c >> 2] -= 1
