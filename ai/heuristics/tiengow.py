@@ -38,6 +38,8 @@ from engine.tiengow import (
     _PLAY1,
     _SIZE,
     _UNIT,
+    QUARTET,
+    SUPREME,
     TienGowState,
     _discard_of,
     _military_of,
@@ -145,6 +147,7 @@ def rollout(state: State, rng: random.Random) -> None:
     random_ = rng.random
     getrandbits = rng.getrandbits
     end_trick = st._end_trick
+    leads_of = _LEADS.get
     while st._turn >= 0:  # halting at the deal's end sets _turn to -1
         t = st._turn
         cur = st.cur
@@ -157,27 +160,17 @@ def rollout(state: State, rng: random.Random) -> None:
         while True:
             hand = hands[t]
             if sit == _LEAD:
-                # a lead: uniform over every legal lead (singles, then the three runs of groups)
-                code = sum([_UNIT[f] for f in hand])
-                distinct = tuple(dict.fromkeys(hand))
-                pairs = _pairs_of(code & _M_PAIRS)
-                military = _military_of(code & _M_MILITARY)
-                mixed = _mixed_of(code & _M_MIXED)
-                k = len(distinct)
-                size = k + len(pairs) + len(military) + len(mixed)
+                # a lead: uniform over every legal lead (singles, then the three runs of groups); a hand
+                # leads again and again across a search's playouts, so its leads are kept
+                leads = leads_of(hand)
+                if leads is None:
+                    leads = _lead_list(hand)
+                size = len(leads)
                 b = size.bit_length()
                 r = getrandbits(b)
                 while r >= size:
                     r = getrandbits(b)
-                if r < k:
-                    move = _PLAY1[distinct[r]]
-                else:
-                    r -= k
-                    if r < len(pairs):
-                        move = pairs[r]
-                    else:
-                        r -= len(pairs)
-                        move = military[r] if r < len(military) else mixed[r - len(military)]
+                move = leads[r]
             elif len(hand) == 1 and early_death and not columns[t]:
                 # §7 early death: the discard of the last tile is the only move
                 move = _DISCARD1[hand[0]]
@@ -248,9 +241,24 @@ def rollout(state: State, rng: random.Random) -> None:
                 high_faces = faces
                 sit = msit
             cur += ((t, up, faces),)
-            if len(cur) == 4:
-                break
-            t = t + 1 if t < 3 else 0
+            if len(cur) < 4:
+                t = t + 1 if t < 3 else 0
+                continue
+            if hands[high_seat] and high_type != SUPREME and high_type != QUARTET:
+                # the end of a trick that neither ends the deal nor pays money at once, as the engine's
+                # _end_trick does it: the winner takes its columns and leads the next trick
+                columns[high_seat] += n
+                st.tricks += ((st.leader, high_seat, cur),)
+                st.leader = t = high_seat
+                cur = ()
+                sit = _LEAD
+                n = 0
+                high_seat = high_type = -1
+                high_rank = 0
+                high_faces = ()
+                continue
+            break
+        # any other trick's end is the engine's own
         st.cur = cur
         st._n = n
         st._sit = sit
@@ -274,6 +282,23 @@ def _beat_runs() -> dict[int, tuple[Face, Face]]:
 
 
 _BEAT_RUN1 = _beat_runs()
+
+
+#: hand -> its leads in legal order (as ``legal_moves`` lists them); bounded, emptied when full
+_LEADS: dict[tuple[Face, ...], tuple[Move, ...]] = {}
+_LEADS_LIMIT = 100_000
+
+
+def _lead_list(hand: tuple[Face, ...]) -> tuple[Move, ...]:
+    """The leads of ``hand`` in legal order (singles in face order, then the engine's three runs of groups),
+    kept in ``_LEADS``."""
+    code = sum([_UNIT[f] for f in hand])
+    leads = (*[_PLAY1[f] for f in dict.fromkeys(hand)], *_pairs_of(code & _M_PAIRS),
+             *_military_of(code & _M_MILITARY), *_mixed_of(code & _M_MIXED))
+    if len(_LEADS) >= _LEADS_LIMIT:
+        _LEADS.clear()
+    _LEADS[hand] = leads
+    return leads
 
 
 #: (hand's faces held once, faces held twice, k) -> how many distinct sets of k tiles it can discard
