@@ -56,6 +56,7 @@ groups come from small tables keyed by masked counts.
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import combinations
@@ -240,6 +241,22 @@ _HIGHER1: dict[int, dict[Face, Move]] = {
     sit: {m.code[1][0]: m for _need, m in beats} for sit, beats in _BEATS.items() if _SIZE[sit] == 1}
 
 
+def _beat_runs() -> dict[int, tuple[Face, Face]]:
+    """situation of a single -> ``(lo, hi)``: the faces that beat it are exactly ``lo <= face < hi`` (checked
+    here against ``_HIGHER1``: civil faces are ordered by rank, military faces by class)."""
+    runs: dict[int, tuple[Face, Face]] = {}
+    for sit, higher in _HIGHER1.items():
+        faces = sorted(higher)
+        lo, hi = (faces[0], faces[-1] + 1) if faces else (0, 0)
+        assert faces == list(range(lo, hi)), f"the faces beating situation {sit} are not one run"
+        runs[sit] = (lo, hi)
+    return runs
+
+
+#: situation of a single -> the run of face ids that beat it (issue 14: a follow's beats by bisection)
+BEAT_RUN1 = _beat_runs()
+
+
 class _LeadSegment(dict[int, tuple[Move, ...]]):
     """One run of ``_LEAD_MULTI`` whose groups use only a few count fields, keyed by the hand's code masked
     to those fields: a lead looks up three cached runs instead of testing 40 groups.  Bounded by the values
@@ -286,11 +303,11 @@ def _generate(hand: tuple[Face, ...], sit: int) -> list[Move]:
         return [_move(0, hand)]
     n = _SIZE[sit]
     if n == 1:
-        # the most frequent follow: one pass over the distinct faces serves both the beats and the discards
-        distinct = dict.fromkeys(hand)
-        higher = _HIGHER1[sit]
-        out = [higher[f] for f in distinct if f in higher]
-        out += [_DISCARD1[f] for f in distinct]
+        # the most frequent follow: the faces that beat a single are one run of face ids (BEAT_RUN1) and the
+        # hand is sorted, so its beats are one slice of it
+        lo, hi = BEAT_RUN1[sit]
+        out = [_PLAY1[f] for f in dict.fromkeys(hand[bisect_left(hand, lo):bisect_left(hand, hi)])]
+        out += [_DISCARD1[f] for f in dict.fromkeys(hand)]
         return out
     beats = _BEATS[sit]
     if beats:

@@ -38,6 +38,7 @@ from engine.tiengow import (
     _PLAY1,
     _SIZE,
     _UNIT,
+    BEAT_RUN1,
     QUARTET,
     SUPREME,
     TienGowState,
@@ -183,7 +184,7 @@ def rollout(state: State, rng: random.Random) -> None:
                 if k == 1:
                     # the faces that beat a single are one run of face ids, and the hand is sorted: the
                     # cheapest beat is the hand's last face below the run's end, found by bisection
-                    lo, hi = _BEAT_RUN1[sit]
+                    lo, hi = BEAT_RUN1[sit]
                     j = bisect_left(hand, hi)
                     if j and hand[j - 1] >= lo and random_() < 0.75:
                         move = _PLAY1[hand[j - 1]]
@@ -269,19 +270,6 @@ def rollout(state: State, rng: random.Random) -> None:
         end_trick(None)
 
 
-def _beat_runs() -> dict[int, tuple[Face, Face]]:
-    """situation of a single -> ``(lo, hi)``: the faces that beat it are exactly ``lo <= face < hi`` (checked
-    here against the engine's table: civil faces are ordered by rank, military faces by class)."""
-    runs: dict[int, tuple[Face, Face]] = {}
-    for sit, higher in _HIGHER1.items():
-        faces = sorted(higher)
-        lo, hi = (faces[0], faces[-1] + 1) if faces else (0, 0)
-        assert faces == list(range(lo, hi)), f"the faces beating situation {sit} are not one run"
-        runs[sit] = (lo, hi)
-    return runs
-
-
-_BEAT_RUN1 = _beat_runs()
 
 
 #: hand -> its leads in legal order (as ``legal_moves`` lists them); bounded, emptied when full
