@@ -166,6 +166,7 @@ def rollout(state: State, rng: random.Random) -> None:
                 leads = leads_of(hand)
                 if leads is None:
                     leads = _lead_list(hand)
+                # ``below(rng, size)`` spelled out: a call per lead is a tenth of a playout
                 size = len(leads)
                 b = size.bit_length()
                 r = getrandbits(b)
@@ -196,10 +197,7 @@ def rollout(state: State, rng: random.Random) -> None:
                         beats = [higher[f] for f in distinct if f in higher]
                         nb = len(beats)
                         size = nb + len(distinct)
-                        b = size.bit_length()
-                        r = getrandbits(b)
-                        while r >= size:
-                            r = getrandbits(b)
+                        r = below(rng, size)
                         move = beats[r] if r < nb else _DISCARD1[distinct[r - nb]]
                 else:
                     need = _BEATS[sit]
@@ -217,10 +215,7 @@ def rollout(state: State, rng: random.Random) -> None:
                         nb = len(beats)
                         d = len(set(hand))
                         size = nb + _discard_count(2 * d - len(hand), len(hand) - d, k)
-                        b = size.bit_length()
-                        r = getrandbits(b)
-                        while r >= size:
-                            r = getrandbits(b)
+                        r = below(rng, size)
                         move = beats[r] if r < nb else _discard_of(
                             tuple(dict.fromkeys(combinations(hand, k)))[r - nb])
             # the play itself, as the engine's ``_apply`` does it

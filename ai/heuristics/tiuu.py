@@ -139,7 +139,6 @@ def rollout(state: State, rng: random.Random) -> None:
         return
     apply = st.apply
     random_ = rng.random
-    getrandbits = rng.getrandbits
     match = st.match
     classic = st.classic
     pool = st.pool
@@ -180,10 +179,7 @@ def rollout(state: State, rng: random.Random) -> None:
         if n == 1:
             move = captures[0] if captures else specials[0] if specials else FLIP_MOVE
         elif random_() < PLAYOUT_EXPLORE:
-            k = n.bit_length()
-            r = getrandbits(k)
-            while r >= n:
-                r = getrandbits(k)
+            r = below(rng, n)
             moves = captures + specials
             if flip:
                 moves.append(FLIP_MOVE)
