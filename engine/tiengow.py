@@ -320,6 +320,19 @@ def _generate(hand: tuple[Face, ...], sit: int) -> list[Move]:
     return out
 
 
+def moves_for(hand: tuple[Face, ...], sit: int) -> list[Move]:
+    """The legal moves of ``hand`` in situation ``sit`` (``_LEAD``, ``_DEAD`` or a high group's), in legal
+    order, from the bounded cache: the shared list itself, which callers must not change (``legal_moves``
+    hands out a copy; the heuristic playout's fast path reads it)."""
+    key = (hand, sit)
+    moves = _LEGAL.get(key)
+    if moves is None:
+        if len(_LEGAL) > _CACHE_LIMIT:
+            _LEGAL.clear()
+        moves = _LEGAL[key] = _generate(hand, sit)
+    return moves
+
+
 def _remove(hand: tuple[Face, ...], faces: tuple[Face, ...]) -> tuple[Face, ...]:
     rest = list(hand)
     for f in faces:
@@ -577,14 +590,8 @@ class TienGowState(State):
         # §7: the last trick is a singleton trick exactly when the followers hold one tile each
         if sit != _LEAD and len(hand) == 1 and self.columns[t] == 0 and self.options["early_death"]:
             sit = _DEAD
-        key = (hand, sit)
-        moves = _LEGAL.get(key)
-        if moves is None:
-            if len(_LEGAL) > _CACHE_LIMIT:
-                _LEGAL.clear()
-            moves = _LEGAL[key] = _generate(hand, sit)
         # a copy: callers may sort or shuffle the list without corrupting the shared cache
-        return moves[:]
+        return moves_for(hand, sit)[:]
 
     def _apply(self, move: Move, log: list[Event] | None = None) -> None:
         up, faces, gtype, rank, sit = move.code

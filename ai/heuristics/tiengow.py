@@ -20,32 +20,21 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_left
-from itertools import combinations
-from math import comb
 from typing import cast
 
 from ai.heuristics import play_to_deal_end
 from engine.game import Move, Seat, State, below
 from engine.tiengow import (
-    _BEATS,
+    _DEAD,
     _DISCARD1,
-    _GUARD,
-    _HIGHER1,
     _LEAD,
-    _M_MILITARY,
-    _M_MIXED,
-    _M_PAIRS,
     _PLAY1,
     _SIZE,
-    _UNIT,
     BEAT_RUN1,
     QUARTET,
     SUPREME,
     TienGowState,
-    _discard_of,
-    _military_of,
-    _mixed_of,
-    _pairs_of,
+    moves_for,
 )
 from engine.tiles import CF_CIVIL, CF_MILITARY_CLASS, CF_STRENGTH, FACES, Face
 
@@ -135,9 +124,11 @@ def rollout(state: State, rng: random.Random) -> None:
     Issue 14: a sampled world deals hands the engine's move caches have never seen, so building each legal
     move list (and caching it) was most of a playout.  ``_pick`` needs far less than the list: on a lead, the
     number of leads and the one drawn; on a follow, the cheapest beat, the weakest discard (the hand's last
-    ``n`` tiles) and, one time in eight, the whole list.  This loop computes just that from the engine's
-    tables, and does a trick's plays on local variables; the end of each trick and of the deal (columns,
-    payments, settlement) stays the engine's own ``_end_trick``."""
+    ``n`` tiles) and, one time in eight, the whole list.  This loop computes just that for a lead (the
+    engine's cached list of a hand's leads) and for the follow of a single (by bisection), and leaves the
+    rarer follows of groups to ``_pick`` over the engine's list; it plays a trick on local variables and
+    closes an ordinary trick itself, and the end of the last one (settlement) and Supreme/quartet money
+    stay the engine's own ``_end_trick``."""
     st = cast(TienGowState, state)
     if not st.halt_at_deal_end:
         play_to_deal_end(st, playout, rng)
@@ -148,7 +139,6 @@ def rollout(state: State, rng: random.Random) -> None:
     random_ = rng.random
     getrandbits = rng.getrandbits
     end_trick = st._end_trick
-    leads_of = _LEADS.get
     while st._turn >= 0:  # halting at the deal's end sets _turn to -1
         t = st._turn
         cur = st.cur
@@ -161,11 +151,9 @@ def rollout(state: State, rng: random.Random) -> None:
         while True:
             hand = hands[t]
             if sit == _LEAD:
-                # a lead: uniform over every legal lead (singles, then the three runs of groups); a hand
-                # leads again and again across a search's playouts, so its leads are kept
-                leads = leads_of(hand)
-                if leads is None:
-                    leads = _lead_list(hand)
+                # a lead: uniform over every legal lead; a hand leads again and again across a search's
+                # playouts, so the engine's cached list serves
+                leads = moves_for(hand, _LEAD)
                 # ``below(rng, size)`` spelled out: a call per lead is a tenth of a playout
                 size = len(leads)
                 b = size.bit_length()
@@ -174,50 +162,23 @@ def rollout(state: State, rng: random.Random) -> None:
                     r = getrandbits(b)
                 move = leads[r]
             elif len(hand) == 1 and early_death and not columns[t]:
-                # §7 early death: the discard of the last tile is the only move
-                move = _DISCARD1[hand[0]]
-                if random_() >= 0.5:
-                    r = getrandbits(1)
-                    while r:
-                        r = getrandbits(1)
-            else:
-                k = _SIZE[sit]
-                if k == 1:
-                    # the faces that beat a single are one run of face ids, and the hand is sorted: the
-                    # cheapest beat is the hand's last face below the run's end, found by bisection
-                    lo, hi = BEAT_RUN1[sit]
-                    j = bisect_left(hand, hi)
-                    if j and hand[j - 1] >= lo and random_() < 0.75:
-                        move = _PLAY1[hand[j - 1]]
-                    elif random_() < 0.5:
-                        move = _DISCARD1[hand[-1]]
-                    else:
-                        higher = _HIGHER1[sit]
-                        distinct = tuple(dict.fromkeys(hand))
-                        beats = [higher[f] for f in distinct if f in higher]
-                        nb = len(beats)
-                        size = nb + len(distinct)
-                        r = below(rng, size)
-                        move = beats[r] if r < nb else _DISCARD1[distinct[r - nb]]
+                # §7 early death: the discard of the last tile is the only move (and _pick still draws)
+                move = _pick(moves_for(hand, _DEAD), rng)
+            elif _SIZE[sit] == 1:
+                # the most frequent follow.  The faces that beat a single are one run of face ids and the
+                # hand is sorted: the cheapest beat is the hand's last face below the run's end
+                lo, hi = BEAT_RUN1[sit]
+                j = bisect_left(hand, hi)
+                if j and hand[j - 1] >= lo and random_() < 0.75:
+                    move = _PLAY1[hand[j - 1]]
+                elif random_() < 0.5:
+                    move = _DISCARD1[hand[-1]]  # the weakest tile
                 else:
-                    need = _BEATS[sit]
-                    if need:
-                        code = sum([_UNIT[f] for f in hand], _GUARD)
-                        beats = [m for nd, m in need if (code - nd) & _GUARD == _GUARD]
-                    else:
-                        beats = []
-                    if beats and random_() < 0.75:
-                        move = beats[-1]  # beats come strongest first: the last is the cheapest
-                    elif random_() < 0.5:
-                        # the last discard in combination order: the weakest k tiles
-                        move = _discard_of(hand[-k:])
-                    else:
-                        nb = len(beats)
-                        d = len(set(hand))
-                        size = nb + _discard_count(2 * d - len(hand), len(hand) - d, k)
-                        r = below(rng, size)
-                        move = beats[r] if r < nb else _discard_of(
-                            tuple(dict.fromkeys(combinations(hand, k)))[r - nb])
+                    # one time in eight: uniform over the whole list
+                    moves = moves_for(hand, sit)
+                    move = moves[below(rng, len(moves))]
+            else:
+                move = _pick(moves_for(hand, sit), rng)
             # the play itself, as the engine's ``_apply`` does it
             up, faces, gtype, rank, msit = move.code
             if len(faces) == 1:
@@ -263,38 +224,3 @@ def rollout(state: State, rng: random.Random) -> None:
         st._high_rank = high_rank
         st._high_faces = high_faces
         end_trick(None)
-
-
-
-
-#: hand -> its leads in legal order (as ``legal_moves`` lists them); bounded, emptied when full
-_LEADS: dict[tuple[Face, ...], tuple[Move, ...]] = {}
-_LEADS_LIMIT = 100_000
-
-
-def _lead_list(hand: tuple[Face, ...]) -> tuple[Move, ...]:
-    """The leads of ``hand`` in legal order (singles in face order, then the engine's three runs of groups),
-    kept in ``_LEADS``."""
-    code = sum([_UNIT[f] for f in hand])
-    leads = (*[_PLAY1[f] for f in dict.fromkeys(hand)], *_pairs_of(code & _M_PAIRS),
-             *_military_of(code & _M_MILITARY), *_mixed_of(code & _M_MIXED))
-    if len(_LEADS) >= _LEADS_LIMIT:
-        _LEADS.clear()
-    _LEADS[hand] = leads
-    return leads
-
-
-#: (hand's faces held once, faces held twice, k) -> how many distinct sets of k tiles it can discard
-_DISCARD_COUNTS: dict[tuple[int, int, int], int] = {}
-
-
-def _discard_count(once: int, twice: int, k: int) -> int:
-    """The number of distinct multisets of ``k`` tiles in a hand with ``once`` faces held once and ``twice``
-    faces held twice (Tien Gow has at most two copies of a face): the length of the discard part of a
-    follow's legal moves, without building it."""
-    key = (once, twice, k)
-    n = _DISCARD_COUNTS.get(key)
-    if n is None:
-        n = _DISCARD_COUNTS[key] = sum(comb(twice, j) * comb(once + twice - j, k - 2 * j)
-                                       for j in range(k // 2 + 1))
-    return n
