@@ -84,6 +84,7 @@ from typing import Any, cast
 
 from ai import Decision, Engine, Param, Preset
 from ai.greedy import heuristic
+from ai.heuristics import play_to_deal_end
 from engine.game import Move, Seat, State
 
 #: default ``uct_c``: Cowling et al. use 0.7 (about 1/sqrt(2), the UCB1 constant for rewards in [0, 1])
@@ -266,9 +267,9 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
                 break
             node = best
         # --- playout to the end of the deal
-        # bound methods hoisted out of the loop: the playout is most of an iteration's moves
-        apply = world.apply
         if policy is None:
+            # bound methods hoisted out of the loop: the playout is most of an iteration's moves
+            apply = world.apply
             legal = world.legal_moves
             while world.to_move is not None and world.deals_done == deal:
                 ms = legal()
@@ -281,8 +282,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
         elif rollout is not None:
             rollout(world, rng)
         else:
-            while world.to_move is not None and world.deals_done == deal:
-                apply(policy(world, rng))
+            play_to_deal_end(world, policy, rng)
         # --- backpropagation
         end = world.running_payoffs()
         delta = [e - b for e, b in zip(end, base, strict=True)]
@@ -378,8 +378,7 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
                 if rollout is not None:
                     rollout(w, r)
                 elif policy is not None:
-                    while w.to_move is not None and w.deals_done == deal:
-                        w.apply(policy(w, r))
+                    play_to_deal_end(w, policy, r)
                 else:
                     while w.to_move is not None and w.deals_done == deal:
                         ms = w.legal_moves()

@@ -757,38 +757,7 @@ class TiuUState(State):
         that its first ``sum(need)`` tiles are the hands' and the rest is the stock in draw order."""
         caps = [self.caps[s] for s in others]
         wanted = sum(need)
-        if all(min(cap) >= NO_CAP for cap in caps):
-            # nothing is known to be missing from any hand (the usual case): no hand can refuse a tile, since
-            # no face has more than NO_CAP copies, so the loop below would fill the hands in turn from the
-            # front of ``flat`` and leave it as it is; the same, without the loop
-            out: list[list[Face]] = []
-            pos = 0
-            for k in need:
-                out.append(flat[pos:pos + k])
-                pos += k
-            return out
         for _ in range(30):
-            if len(others) == 1:
-                # two players: the same deal as below, with one hand to try per tile
-                cap0 = caps[0]
-                k0 = need[0]
-                hand0: list[Face] = []
-                count0 = [0] * NF
-                rest0: list[Face] = []
-                for j, f in enumerate(flat):
-                    if len(hand0) == k0:
-                        rest0 += flat[j:]
-                        break
-                    if count0[f] < cap0[f]:
-                        hand0.append(f)
-                        count0[f] += 1
-                    else:
-                        rest0.append(f)
-                if len(hand0) == k0:
-                    flat[:] = hand0 + rest0
-                    return [hand0]
-                shuffle(flat, rng)
-                continue
             hands: list[list[Face]] = [[] for _ in others]
             counts = [[0] * NF for _ in others]
             rest: list[Face] = []

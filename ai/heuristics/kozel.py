@@ -147,7 +147,6 @@ def rollout(state: State, rng: random.Random) -> None:
     line = st.line
     bazaar = st.bazaar
     nxt = st.next
-    getrandbits = rng.getrandbits
     while True:  # halting at the round's end sets turn to -1
         s = st.turn
         if s < 0:
@@ -162,9 +161,7 @@ def rollout(state: State, rng: random.Random) -> None:
         b = hand & NUM_TILES[right]
         if not (a or b):
             # draw or pass: one move, and ``_pick`` still draws its index
-            r = getrandbits(1)
-            while r:
-                r = getrandbits(1)
+            below(rng, 1)
             st.apply(DRAW if bazaar else PASS)
             continue
         moves = LEFT_PLAYS[left][a] + RIGHT_PLAYS[right][b]
