@@ -139,16 +139,21 @@ Policy = Callable[[State, random.Random], Move]
 Rollout = Callable[[State, random.Random], None]
 #: which of several moves that look the same to the searching seat the mover plays, in the sampled world
 Hidden = Callable[[State, list[Move], random.Random], Move]
+#: another seat's node in one call: the distinct observation keys of its moves and the move played for each
+Observe = Callable[[State], tuple[list[int], list[Move]]]
 
 
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
            policy: Policy | None, rng: random.Random,
-           rollout: Rollout | None = None, hidden: Hidden | None = None) -> tuple[Tree, int, float, float, float]:
+           rollout: Rollout | None = None, hidden: Hidden | None = None,
+           observe: Observe | None = None) -> tuple[Tree, int, float, float, float]:
     """Run SO-ISMCTS from ``root`` for ``seat``; returns ``(tree, iterations done, elapsed seconds, lo,
     hi)`` where ``lo``/``hi`` are the reward bounds of the min-max scaling.  ``policy`` is the playout
     policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
     in one call (the heuristics' fast path, with the same moves and draws); ``hidden`` models which of
-    several moves that look the same to ``seat`` another seat plays (``_with_observation``)."""
+    several moves that look the same to ``seat`` another seat plays (``_with_observation``); ``observe``,
+    when given, is the fast path of another seat's node with that ``hidden`` (its distinct observation keys
+    and the move played for each, in one call), used only for a rule set that hides moves."""
     tree = Tree()
     kids = tree.kids
     visits = tree.visits
@@ -191,23 +196,27 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             player = world.to_move
             if player is None or world.deals_done != deal:
                 break
-            moves = world.legal_moves()
             children = kids[node]
-            if own_keys:
-                keys = world.observed_keys(moves, seat)
-            elif player == seat:
-                keys = [m.key for m in moves]
-            else:
-                keys = [m.seen_key for m in moves]
-            observed = keys
-            # the distinct keys in order: a key that several moves share (another seat's face-down
-            # discard) is one child, counted once; only a rule set that hides moves can have such keys
             shared = False
-            if hides and player != seat:
-                distinct = dict.fromkeys(keys)
-                if len(distinct) < len(keys):
-                    shared = True
-                    keys = list(distinct)
+            if observe is not None and player != seat:
+                # the rule set's fast path: the distinct keys and the move played for each, in one call
+                keys, moves = observe(world)
+            else:
+                moves = world.legal_moves()
+                if own_keys:
+                    keys = world.observed_keys(moves, seat)
+                elif player == seat:
+                    keys = [m.key for m in moves]
+                else:
+                    keys = [m.seen_key for m in moves]
+                observed = keys
+                # the distinct keys in order: a key that several moves share (another seat's face-down
+                # discard) is one child, counted once; only a rule set that hides moves can have such keys
+                if hides and player != seat:
+                    distinct = dict.fromkeys(keys)
+                    if len(distinct) < len(keys):
+                        shared = True
+                        keys = list(distinct)
             if not children:
                 # a node's first visit: every key is untried, none has availability to count
                 n = len(keys)
@@ -480,10 +489,13 @@ class IsmctsEngine(Engine):
         if distinct is not None:
             return self._paired(state, seat, params, rng, moves, cast("list[Move]", distinct(state)), policy, rollout,
                                 used)
+        hidden = cast("Hidden | None", heuristic(state.rules.id, "hidden"))
+        # another seat's node in one call: only with the hidden model it was written for, where moves hide
+        observe = cast("Observe | None", heuristic(state.rules.id, "observe")) \
+            if hidden is not None and state.hides_moves else None
         tree, done, elapsed, lo, hi = search(
             state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
-            policy=policy, rng=rng, rollout=rollout,
-            hidden=cast("Hidden | None", heuristic(state.rules.id, "hidden")))
+            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe)
         candidates = root_statistics(tree, moves, lo, hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)

@@ -301,23 +301,29 @@ def _generate(hand: tuple[Face, ...], sit: int) -> list[Move]:
         return out
     if sit == _DEAD:
         return [_move(0, hand)]
+    out = beats_for(hand, sit)
     n = _SIZE[sit]
     if n == 1:
+        out += [_DISCARD1[f] for f in dict.fromkeys(hand)]
+    else:
+        # combinations of a sorted hand come in lexicographic order, so dict.fromkeys keeps the first of equals
+        out += map(_discard_of, dict.fromkeys(combinations(hand, n)))
+    return out
+
+
+def beats_for(hand: tuple[Face, ...], sit: int) -> list[Move]:
+    """The face-up moves of ``hand`` following a high group of situation ``sit`` (the groups that beat it), in
+    legal order: the head of the follow's legal moves, before its face-down discards.  A new list."""
+    if _SIZE[sit] == 1:
         # the most frequent follow: the faces that beat a single are one run of face ids (BEAT_RUN1) and the
         # hand is sorted, so its beats are one slice of it
         lo, hi = BEAT_RUN1[sit]
-        out = [_PLAY1[f] for f in dict.fromkeys(hand[bisect_left(hand, lo):bisect_left(hand, hi)])]
-        out += [_DISCARD1[f] for f in dict.fromkeys(hand)]
-        return out
+        return [_PLAY1[f] for f in dict.fromkeys(hand[bisect_left(hand, lo):bisect_left(hand, hi)])]
     beats = _BEATS[sit]
-    if beats:
-        code = sum([_UNIT[f] for f in hand], _GUARD)
-        out = [m for need, m in beats if (code - need) & _GUARD == _GUARD]
-    else:
-        out = []
-    # combinations of a sorted hand come in lexicographic order, so dict.fromkeys keeps the first of equals
-    out += map(_discard_of, dict.fromkeys(combinations(hand, n)))
-    return out
+    if not beats:
+        return []
+    code = sum([_UNIT[f] for f in hand], _GUARD)
+    return [m for need, m in beats if (code - need) & _GUARD == _GUARD]
 
 
 def moves_for(hand: tuple[Face, ...], sit: int) -> list[Move]:

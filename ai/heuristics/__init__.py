@@ -4,7 +4,9 @@ Each module ``ai/heuristics/<rules_id>.py`` defines ``greedy(state, seat, rng) -
 ``playout(state, rng) -> Move``, and may define ``rollout(state, rng)`` (``playout`` played to the end of
 the deal in one call, with the same moves and draws: the search's fast path, issue 14) and
 ``hidden(state, moves, rng)`` (which of several moves that look the same to the searching seat another
-seat plays).
+seat plays) with, optionally, ``observe(state)`` (for a node where another seat is to move: the distinct
+observation keys of its legal moves in legal order and the move played for each, as the search's general
+path computes them with ``hidden``: the search's fast path for those nodes, issue 14).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@
   beats with the cheapest beat most of the time and otherwise discards the tail of the hand.
   ``rollout(state, rng)`` plays it to the end of the deal in one call (the search's fast path).
 * ``hidden(state, moves, rng)``: the search's model of which face-down discard another seat plays (the
-  weakest tiles).
+  weakest tiles).  ``observe(state)`` is the search's fast path for another seat's tree node: the
+  distinct observations of its moves and, for each, the move it plays (``hidden``'s for the discards).
 
 Both look only at the moves of the player to move, that player's hand and the public trick (never at other
 seats' hands or face-down discards).
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_left
+from itertools import combinations
 from typing import cast
 
 from ai.heuristics import play_to_deal_end
@@ -34,6 +36,8 @@ from engine.tiengow import (
     QUARTET,
     SUPREME,
     TienGowState,
+    _discard_of,
+    beats_for,
     moves_for,
 )
 from engine.tiles import CF_CIVIL, CF_MILITARY_CLASS, CF_STRENGTH, FACES, Face
@@ -96,6 +100,56 @@ def hidden(state: State, moves: list[Move], rng: random.Random) -> Move:
     weak ones, as ``min`` picks)."""
     powers = [_power_of(m.code[1]) for m in moves]
     return moves[powers.index(min(powers))]
+
+
+def weakest(hand: tuple[Face, ...], n: int) -> Move:
+    """``hidden``'s choice among every face-down discard of ``n`` tiles of ``hand``: the first, in legal order
+    (combinations of the hand, sorted by face id), of those with the least power.  Without listing them all:
+    a weakest discard holds only tiles no stronger than the hand's ``n``-th weakest (a stronger one swapped for
+    a weaker unused tile would lower the sum by at least the smallest gap between two powers, 1/22, far above
+    any rounding of a sum of four), so only the combinations of those tiles are summed, in the same order
+    and with the same sums (``_power_of``)."""
+    if n == 1:
+        return _DISCARD1[min(hand, key=POWER.__getitem__)]
+    cut = sorted(map(POWER.__getitem__, hand))[n - 1]
+    weak = tuple([f for f in hand if POWER[f] <= cut])
+    if len(weak) == n:
+        return _discard_of(weak)
+    best = weak[:n]
+    least = _power_of(best)
+    for faces in combinations(weak, n):
+        p = _power_of(faces)
+        if p < least:
+            best, least = faces, p
+    return _discard_of(best)
+
+
+def observe(state: State) -> tuple[list[int], list[Move]]:
+    """For a tree node where a seat other than the searching one is to move: the distinct observation keys of
+    its legal moves, in legal order (``State.observed_keys`` of ``legal_moves`` without repeats, the node's
+    child keys), and for each key the move the seat plays: the only move with that key, or among the
+    face-down discards (all observed as one) ``hidden``'s choice, the weakest.  The same keys and moves as
+    the search's general path (``legal_moves``, ``observed_keys``, ``hidden`` through
+    ``ai.ismcts._with_observation``; ``tests/test_ai_observe.py`` compares them), without building every
+    discard of a hand the move caches have never seen (issue 14: that was a tenth of an iteration).  The
+    lists may be the engine's cached ones: read, never change them."""
+    st = cast(TienGowState, state)
+    t = st._turn
+    hand = st.hands[t]
+    sit = st._sit
+    if sit == _LEAD:
+        # every lead is face up, observed as itself
+        leads = moves_for(hand, _LEAD)
+        return [m.key for m in leads], leads
+    if len(hand) == 1 and not st.columns[t] and st.options["early_death"]:
+        last = _DISCARD1[hand[0]]  # §7 early death: the one move
+        return [last.seen_key], [last]
+    moves = beats_for(hand, sit)
+    keys = [m.key for m in moves]
+    discard = weakest(hand, _SIZE[sit])
+    keys.append(discard.seen_key)
+    moves.append(discard)
+    return keys, moves
 
 
 def playout(state: State, rng: random.Random) -> Move:
