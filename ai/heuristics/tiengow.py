@@ -27,7 +27,6 @@ from typing import cast
 from ai.heuristics import play_to_deal_end
 from engine.game import Move, Seat, State, below
 from engine.tiengow import (
-    _DEAD,
     _DISCARD1,
     _LEAD,
     _PLAY1,
@@ -179,8 +178,9 @@ def rollout(state: State, rng: random.Random) -> None:
     move list (and caching it) was most of a playout.  ``_pick`` needs far less than the list: on a lead, the
     number of leads and the one drawn; on a follow, the cheapest beat, the weakest discard (the hand's last
     ``n`` tiles) and, one time in eight, the whole list.  This loop computes just that for a lead (the
-    engine's cached list of a hand's leads) and for the follow of a single (by bisection), and leaves the
-    rarer follows of groups to ``_pick`` over the engine's list; it plays a trick on local variables and
+    engine's cached list of a hand's leads) and for the follow of a single (by bisection, and the uniform
+    draw from the hand's distinct faces: its beats, then its discards), and leaves the rarer follows of
+    groups to ``_pick`` over the engine's list; it plays a trick on local variables and
     closes an ordinary trick itself, and the end of the last one (settlement) and Supreme/quartet money
     stay the engine's own ``_end_trick``."""
     st = cast(TienGowState, state)
@@ -216,8 +216,11 @@ def rollout(state: State, rng: random.Random) -> None:
                     r = getrandbits(b)
                 move = leads[r]
             elif len(hand) == 1 and early_death and not columns[t]:
-                # §7 early death: the discard of the last tile is the only move (and _pick still draws)
-                move = _pick(moves_for(hand, _DEAD), rng)
+                # §7 early death: the discard of the last tile is the only move, and _pick still draws (the
+                # last move, or a uniform choice among the one)
+                move = _DISCARD1[hand[0]]
+                if random_() >= 0.5:
+                    below(rng, 1)
             elif _SIZE[sit] == 1:
                 # the most frequent follow.  The faces that beat a single are one run of face ids and the
                 # hand is sorted: the cheapest beat is the hand's last face below the run's end
@@ -228,9 +231,13 @@ def rollout(state: State, rng: random.Random) -> None:
                 elif random_() < 0.5:
                     move = _DISCARD1[hand[-1]]  # the weakest tile
                 else:
-                    # one time in eight: uniform over the whole list
-                    moves = moves_for(hand, sit)
-                    move = moves[below(rng, len(moves))]
+                    # one time in eight: uniform over the whole list, which is the single of each distinct
+                    # face of the run that beats (in face order), then the discard of each distinct face
+                    distinct = tuple(dict.fromkeys(hand))
+                    i = bisect_left(distinct, lo)
+                    beats = bisect_left(distinct, hi) - i
+                    r = below(rng, beats + len(distinct))
+                    move = _PLAY1[distinct[i + r]] if r < beats else _DISCARD1[distinct[r - beats]]
             else:
                 move = _pick(moves_for(hand, sit), rng)
             # the play itself, as the engine's ``_apply`` does it
