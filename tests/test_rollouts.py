@@ -67,3 +67,25 @@ def test_rollout_plays_the_playout_policy_exactly(rules_id, players, options):
         assert fast_rng.getstate() == slow_rng.getstate(), f"{rules_id} seed {seed}: the rollout drew differently"
         checked += 1
     assert checked > 100
+
+
+def test_tiengow_last_discard_is_the_hands_last_tiles():
+    """The Tien Gow rollout plays ``_pick``'s "last discard" of a group follow without the move list: the
+    engine lists discards in combination order of the sorted hand (first of equal ones kept), so the last is
+    the hand's last ``n`` tiles; checked against the engine's list on sampled hands of every size."""
+    from engine import tiengow
+    from engine.tiles import CF_COPIES, FACES
+
+    deck = [f for f in FACES for _ in range(CF_COPIES[f])]
+    walk = random.Random(3)
+    follows = {}
+    for sit, size in tiengow._SIZE.items():
+        follows.setdefault(size, sit)
+    checked = 0
+    for _ in range(4000):
+        hand = tuple(sorted(walk.sample(deck, walk.randint(1, 8))))
+        for n, sit in follows.items():
+            if n <= len(hand):
+                assert tiengow.moves_for(hand, sit)[-1] is tiengow._discard_of(hand[-n:]), (hand, n)
+                checked += 1
+    assert checked > 8000

@@ -176,13 +176,13 @@ def rollout(state: State, rng: random.Random) -> None:
 
     Issue 14: a sampled world deals hands the engine's move caches have never seen, so building each legal
     move list (and caching it) was most of a playout.  ``_pick`` needs far less than the list: on a lead, the
-    number of leads and the one drawn; on a follow, the cheapest beat, the weakest discard (the hand's last
-    ``n`` tiles) and, one time in eight, the whole list.  This loop computes just that for a lead (the
-    engine's cached list of a hand's leads) and for the follow of a single (by bisection, and the uniform
-    draw from the hand's distinct faces: its beats, then its discards), and leaves the rarer follows of
-    groups to ``_pick`` over the engine's list; it plays a trick on local variables and
-    closes an ordinary trick itself, and the end of the last one (settlement) and Supreme/quartet money
-    stay the engine's own ``_end_trick``."""
+    number of leads and the one drawn; on a follow, the cheapest beat (the last one listed), the last
+    discard (the hand's last ``n`` tiles) and, one time in eight, the whole list.  This loop computes just
+    that: a lead draws from the engine's cached list of the hand's leads; the follow of a single finds its
+    cheapest beat by bisection and draws the uniform one from the hand's distinct faces (its beats, then its
+    discards); the follow of a group takes its beats from ``beats_for`` and the engine's whole list only for
+    the uniform draw.  It plays a trick on local variables and closes an ordinary trick itself; the end of
+    the last one (settlement) and Supreme/quartet money stay the engine's own ``_end_trick``."""
     st = cast(TienGowState, state)
     if not st.halt_at_deal_end:
         play_to_deal_end(st, playout, rng)
@@ -239,7 +239,18 @@ def rollout(state: State, rng: random.Random) -> None:
                     r = below(rng, beats + len(distinct))
                     move = _PLAY1[distinct[i + r]] if r < beats else _DISCARD1[distinct[r - beats]]
             else:
-                move = _pick(moves_for(hand, sit), rng)
+                # the follow of a group, as ``_pick`` chooses over the engine's list (its beats, then the
+                # discards in combination order): mostly the cheapest beat, the last beat listed; else the
+                # last discard, which is the hand's weakest n tiles; one time in eight (one in two without a
+                # beat) the whole list
+                beats = beats_for(hand, sit)
+                if beats and random_() < 0.75:
+                    move = beats[-1]
+                elif random_() < 0.5:
+                    move = _discard_of(hand[-_SIZE[sit]:])
+                else:
+                    moves = moves_for(hand, sit)
+                    move = moves[below(rng, len(moves))]
             # the play itself, as the engine's ``_apply`` does it
             up, faces, gtype, rank, msit = move.code
             if len(faces) == 1:
