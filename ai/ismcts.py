@@ -167,7 +167,8 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     # ``getrandbits``): the search and the random playout make one per move, and two Python calls fewer
     # each are a measurable share of an iteration (issue 14)
     getrandbits = rng.getrandbits
-    determinize = root.determinize
+    # the root's information set, sampled once per iteration (``State.determinizer``)
+    determinize = root.determinizer(seat)
     #: whether any move of this rule set can look like another to a seat (``State.hides_moves``)
     hides = root.hides_moves
     # the protocol's own ``observed_keys`` is spelled out in the loop (a method call fewer per tree level)
@@ -181,7 +182,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     while done < iterations:
         if done and clock() >= deadline:
             break
-        world = determinize(seat, rng)
+        world = determinize(rng)
         # nothing after the deal counts: the world need not deal the next one
         world.halt_at_deal_end = True
         deal = world.deals_done
@@ -355,6 +356,7 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
     visits = [0] * len(moves)
     totals = [0.0] * len(moves)
     alive = list(range(len(moves)))
+    determinize = root.determinizer(seat)
     done = 0
     lo = math.inf
     hi = -math.inf
@@ -368,7 +370,7 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
             # the first world in a random order: a budget smaller than the moves, or time running out
             # inside it, leaves a random subset played, not the first moves in legal order
             order = alive if done else rng.sample(alive, min(left, len(alive)))
-            world = root.determinize(seat, rng)
+            world = determinize(rng)
             world.halt_at_deal_end = True
             deal = world.deals_done
             base = world.running_payoffs()

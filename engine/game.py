@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from engine.exceptions import BadOptions, BadState, IllegalMove, InvalidMove, UnknownRules
@@ -470,6 +471,13 @@ class State(ABC):
         The result depends only on what ``seat`` knows and on ``rng``: two states that look the same to
         ``seat`` give identical determinizations for the same ``rng``."""
 
+    def determinizer(self, seat: Seat) -> Callable[[random.Random], State]:
+        """``determinize`` for one seat, again and again: ``determinizer(seat)(rng)`` is
+        ``determinize(seat, rng)``, the same world from the same generator, while this state is not
+        changed.  A search samples thousands of worlds of one information set; a rule set may work out
+        once what they all share (Tien Gow: the tiles ``seat`` has not seen)."""
+        return partial(self.determinize, seat)
+
     # ---- scoring
 
     @property
@@ -503,15 +511,26 @@ def below(rng: random.Random, n: int) -> int:
     return r
 
 
+class _ShuffleSteps(dict[int, tuple[tuple[int, int], ...]]):
+    """length -> ``(i, bit length of i + 1)`` for ``i`` from ``length - 1`` down to 1: the steps of a shuffle,
+    worked out once per length."""
+
+    def __missing__(self, length: int) -> tuple[tuple[int, int], ...]:
+        steps = self[length] = tuple((i, (i + 1).bit_length()) for i in range(length - 1, 0, -1))
+        return steps
+
+
+_SHUFFLE_STEPS = _ShuffleSteps()
+
+
 def shuffle(x: list[Any], rng: random.Random) -> None:
-    """``rng.shuffle(x)`` with the same draws and the same result, without a Python call per element
-    (every search iteration shuffles the unseen tiles)."""
+    """``rng.shuffle(x)`` with the same draws and the same result (``j = randrange(i + 1)`` by
+    ``getrandbits``, for ``i`` from the end), without a Python call per element: every search iteration
+    shuffles the unseen tiles."""
     getrandbits = rng.getrandbits
-    for i in range(len(x) - 1, 0, -1):
-        n = i + 1
-        k = n.bit_length()
+    for i, k in _SHUFFLE_STEPS[len(x)]:
         j = getrandbits(k)
-        while j >= n:
+        while j > i:
             j = getrandbits(k)
         x[i], x[j] = x[j], x[i]
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -818,8 +818,13 @@ class TienGowState(State):
     def determinize(self, seat: Seat, rng: random.Random) -> TienGowState:
         """Other hands and other seats' face-down discards dealt afresh from the tiles ``seat`` has not seen
         (its hand, its own discards and every face-up tile are known); a new seed for future deals."""
-        # one per ISMCTS iteration: plain lists of counts instead of Counter, and no redeal pass over the
-        # tricks unless another seat has really discarded face down
+        return self.determinizer(seat)(rng)
+
+    def determinizer(self, seat: Seat) -> Callable[[random.Random], TienGowState]:
+        """``determinize(seat, rng)`` as a function of ``rng``: the tiles ``seat`` has not seen are counted
+        once, and each call shuffles them and deals (a search calls it once per iteration, issue 14)."""
+        # plain lists of counts instead of Counter, and no redeal pass over the tricks unless another seat
+        # has really discarded face down
         counts = list(CF_COPIES)
         for f in self.hands[seat]:
             counts[f] -= 1
@@ -837,34 +842,38 @@ class TienGowState(State):
                     counts[f] -= 1
             else:
                 hidden = True
-        # in face order, as sorted ids: the canonical order the shuffle starts from
-        unseen = [f for f in FACES for _ in _RANGES[counts[f]]]
-        shuffle(unseen, rng)
-        w = self.clone()
-        hands = w.hands
-        pos = 0
-        for o in range(PLAYERS):
-            if o != seat:
-                k = len(hands[o])
+        # in face order, as sorted ids: the canonical order every shuffle starts from
+        canonical = [f for f in FACES for _ in _RANGES[counts[f]]]
+        others = [(o, len(self.hands[o])) for o in range(PLAYERS) if o != seat]
+
+        def deal(rng: random.Random) -> TienGowState:
+            unseen = canonical[:]
+            shuffle(unseen, rng)
+            w = self.clone()
+            hands = w.hands
+            pos = 0
+            for o, k in others:
                 hands[o] = tuple(sorted(unseen[pos:pos + k]))
                 pos += k
-        if hidden:
+            if hidden:
 
-            def redeal(ps: tuple[Play, ...]) -> tuple[Play, ...]:
-                nonlocal pos
-                out = []
-                for p, up, f in ps:
-                    if not up and p != seat:
-                        k = len(f)
-                        f = tuple(sorted(unseen[pos:pos + k]))
-                        pos += k
-                    out.append((p, up, f))
-                return tuple(out)
+                def redeal(ps: tuple[Play, ...]) -> tuple[Play, ...]:
+                    nonlocal pos
+                    out = []
+                    for p, up, f in ps:
+                        if not up and p != seat:
+                            k = len(f)
+                            f = tuple(sorted(unseen[pos:pos + k]))
+                            pos += k
+                        out.append((p, up, f))
+                    return tuple(out)
 
-            w.tricks = tuple((ld, wn, redeal(ps)) for ld, wn, ps in self.tricks)
-            w.cur = redeal(self.cur)
-        w.seed = rng.getrandbits(63)
-        return w
+                w.tricks = tuple((ld, wn, redeal(ps)) for ld, wn, ps in self.tricks)
+                w.cur = redeal(self.cur)
+            w.seed = rng.getrandbits(63)
+            return w
+
+        return deal
 
     # ------------------------------------------------------------------ scoring
 

@@ -134,6 +134,25 @@ def test_a_state_set_to_halt_stops_at_the_end_of_the_deal_with_the_same_payoffs(
         assert halted.legal_moves() == []
 
 
+@pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
+def test_a_determinizer_samples_worlds_as_determinize_does_call_after_call(rules_id, players, options):
+    # issue 14: a search asks the root once for ``determinizer(seat)`` and calls it every iteration; each
+    # call must be ``determinize(seat, rng)`` from the same generator, with nothing carried from one call to
+    # the next (the closure reuses what it worked out once)
+    walk = random.Random(5)
+    state = engine.new_game(rules_id, players=players, seed=5, options=options)
+    for _ in range(60):
+        if state.finished:
+            break
+        for seat in range(players):
+            sample = state.determinizer(seat)
+            fast, slow = random.Random(seat), random.Random(seat)
+            for _ in range(3):
+                assert sample(fast).to_dict() == state.determinize(seat, slow).to_dict()
+            assert fast.getstate() == slow.getstate()
+        state.apply(walk.choice(state.legal_moves()))
+
+
 def _seen_by(state: State, move, seat: int) -> str:
     """The event ``move`` produces first (the move's own event), as ``seat`` may see it."""
     ev = state.clone().play(move.id)[0]

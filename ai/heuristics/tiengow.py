@@ -235,9 +235,9 @@ def rollout(state: State, rng: random.Random) -> None:
                     # face of the run that beats (in face order), then the discard of each distinct face
                     distinct = tuple(dict.fromkeys(hand))
                     i = bisect_left(distinct, lo)
-                    beats = bisect_left(distinct, hi) - i
-                    r = below(rng, beats + len(distinct))
-                    move = _PLAY1[distinct[i + r]] if r < beats else _DISCARD1[distinct[r - beats]]
+                    n_beats = bisect_left(distinct, hi) - i
+                    r = below(rng, n_beats + len(distinct))
+                    move = _PLAY1[distinct[i + r]] if r < n_beats else _DISCARD1[distinct[r - n_beats]]
             else:
                 # the follow of a group, as ``_pick`` chooses over the engine's list (its beats, then the
                 # discards in combination order): mostly the cheapest beat, the last beat listed; else the
