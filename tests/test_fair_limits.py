@@ -195,3 +195,28 @@ def test_a_creation_in_flight_holds_its_place_until_it_is_stored_or_given_back(m
         limits.admit_game(redis_conn, app.config, "ip:127.0.0.1", "after-release")
     except Problem:
         raise AssertionError("a released place was not given back") from None
+
+
+def test_a_creation_that_fails_to_store_its_game_gives_its_live_place_back_at_once(make_app, redis_conn,
+                                                                                   monkeypatch):
+    """Issue 16.2: an admitted creation whose game is never stored (here Redis fails the write) takes no
+    place among the client's live games: the next creation is admitted at once, not after the 60 s an
+    admission in flight is held."""
+    import redis
+
+    from service.store import Store
+
+    app = make_app(LIVE_GAMES_PER_CLIENT=1)
+    client = app.test_client()
+    real_create = Store.create
+
+    def failing_create(self, *args, **kwargs):
+        raise redis.exceptions.ConnectionError("the write was lost")
+
+    monkeypatch.setattr(Store, "create", failing_create)
+    failed = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)})
+    assert failed.status_code >= 500 and failed.mimetype == "application/problem+json"
+    assert _live(redis_conn) == set() and redis_conn.keys("th:game:{*}") == []
+    monkeypatch.setattr(Store, "create", real_create)
+    created = create(client, "kozel", humans(2))
+    assert _live(redis_conn) == {created["game"]["id"]}

@@ -66,19 +66,13 @@ def create_game() -> ResponseReturnValue:
         seats.append(meta)
     game_id = new_game_id()
     limits.admit_game(conn(), current_app.config, address_key(), game_id)
-    tokens = {str(i): auth.new_token(game_id) for i, s in enumerate(seats) if s["kind"] == "human"}
-    admin = auth.new_token(game_id)
-    hashes = {k: auth.token_hash(t) for k, t in tokens.items()}
-    hashes[auth.ADMIN] = auth.token_hash(admin)
-    # ``seed``: what the creator asked for (or the server drew); ``engine_seed``: what the engine dealt with
-    # (service.fairplay.seeds) -- shown by nothing but the replay of the finished match
-    doc = {"id": game_id, "rules": rs.id, "options": state.options, "players": len(seats), "seed": seed,
-           "engine_seed": dealt, "public_seed": public_seed, "seats": seats, "state": state.to_dict(),
-           "last_move": None, "clock": data["clock"],
-           "clocks": live_clock.initial(data["clock"], seats), "rematch_of": None, "rematch": None}
-    # a game with no open seat starts now: the first seat's clock (if it has one) runs from its creation
-    live_clock.restart(doc, state.to_move, now_ms(), all(s["kind"] != "open" for s in seats))
-    game = store().create(game_id, doc, hashes, live_index=limits.games_key(address_key()))
+    try:
+        game, tokens, admin = _store_new_game(game_id, rs, state, seed, dealt, public_seed, seats, data["clock"])
+    except BaseException:
+        # no game was kept: give its place among the client's live games back now, not after the 60 s that
+        # an admission in flight holds it (service.fairplay.limits)
+        limits.release_game(conn(), address_key(), game_id)
+        raise
     jobs.record_game(conn(), "created")
     jobs.schedule_play(conn(), game, request_id=request_id(), cfg=current_app.config)
     live_clock.schedule(conn(), game, current_app.config)
@@ -89,6 +83,26 @@ def create_game() -> ResponseReturnValue:
     resp.status_code = 201
     resp.headers["Location"] = f"/v1/games/{game_id}"
     return with_etag(resp, game)
+
+
+def _store_new_game(game_id: str, rs: engine.RuleSet, state: engine.State, seed: int, dealt: int,
+                    public_seed: bool, seats: list[dict[str, Any]],
+                    clock: dict[str, Any] | None) -> tuple[Game, dict[str, str], str]:
+    """The new game's tokens and document, stored: ``(game, seat tokens by seat, admin token)``."""
+    tokens = {str(i): auth.new_token(game_id) for i, s in enumerate(seats) if s["kind"] == "human"}
+    admin = auth.new_token(game_id)
+    hashes = {k: auth.token_hash(t) for k, t in tokens.items()}
+    hashes[auth.ADMIN] = auth.token_hash(admin)
+    # ``seed``: what the creator asked for (or the server drew); ``engine_seed``: what the engine dealt with
+    # (service.fairplay.seeds) -- shown by nothing but the replay of the finished match
+    doc = {"id": game_id, "rules": rs.id, "options": state.options, "players": len(seats), "seed": seed,
+           "engine_seed": dealt, "public_seed": public_seed, "seats": seats, "state": state.to_dict(),
+           "last_move": None, "clock": clock,
+           "clocks": live_clock.initial(clock, seats), "rematch_of": None, "rematch": None}
+    # a game with no open seat starts now: the first seat's clock (if it has one) runs from its creation
+    live_clock.restart(doc, state.to_move, now_ms(), all(s["kind"] != "open" for s in seats))
+    game = store().create(game_id, doc, hashes, live_index=limits.games_key(address_key()))
+    return game, tokens, admin
 
 
 @bp.get("/<game_id>")
