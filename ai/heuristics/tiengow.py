@@ -226,10 +226,19 @@ def rollout(state: State, rng: random.Random) -> None:
                 # hand is sorted: the cheapest beat is the hand's last face below the run's end
                 lo, hi = BEAT_RUN1[sit]
                 j = bisect_left(hand, hi)
+                # the two usual outcomes are played right here: the tile's place in the hand is known
                 if j and hand[j - 1] >= lo and random_() < 0.75:
-                    move = _PLAY1[hand[j - 1]]
+                    # the cheapest beat goes up and leads the trick now
+                    _up, high_faces, high_type, high_rank, sit = _PLAY1[hand[j - 1]].code
+                    high_seat = t
+                    hands[t] = hand[:j - 1] + hand[j:]
+                    cur += ((t, 1, high_faces),)
+                    move = None
                 elif random_() < 0.5:
-                    move = _DISCARD1[hand[-1]]  # the weakest tile
+                    # the weakest tile goes down
+                    hands[t] = hand[:-1]
+                    cur += ((t, 0, _DISCARD1[hand[-1]].code[1]),)
+                    move = None
                 else:
                     # one time in eight: uniform over the whole list, which is the single of each distinct
                     # face of the run that beats (in face order), then the discard of each distinct face
@@ -251,25 +260,26 @@ def rollout(state: State, rng: random.Random) -> None:
                 else:
                     moves = moves_for(hand, sit)
                     move = moves[below(rng, len(moves))]
-            # the play itself, as the engine's ``_apply`` does it
-            up, faces, gtype, rank, msit = move.code
-            if len(faces) == 1:
-                i = hand.index(faces[0])
-                hands[t] = hand[:i] + hand[i + 1:]
-            else:
-                rest = list(hand)
-                for f in faces:
-                    rest.remove(f)
-                hands[t] = tuple(rest)
-            if up:
-                if not cur:
-                    n = len(faces)
-                high_seat = t
-                high_type = gtype
-                high_rank = rank
-                high_faces = faces
-                sit = msit
-            cur += ((t, up, faces),)
+            if move is not None:
+                # the play itself, as the engine's ``_apply`` does it
+                up, faces, gtype, rank, msit = move.code
+                if len(faces) == 1:
+                    i = hand.index(faces[0])
+                    hands[t] = hand[:i] + hand[i + 1:]
+                else:
+                    rest = list(hand)
+                    for f in faces:
+                        rest.remove(f)
+                    hands[t] = tuple(rest)
+                if up:
+                    if not cur:
+                        n = len(faces)
+                    high_seat = t
+                    high_type = gtype
+                    high_rank = rank
+                    high_faces = faces
+                    sit = msit
+                cur += ((t, up, faces),)
             if len(cur) < 4:
                 t = t + 1 if t < 3 else 0
                 continue
