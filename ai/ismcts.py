@@ -176,6 +176,9 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     own_keys = type(root).observed_keys is not State.observed_keys
     lo = inf
     hi = -inf
+    # the payoffs so far are public: every sampled world starts from the root's (a protocol invariant the
+    # conformance test checks), so an iteration's reward is measured from these
+    base = root.running_payoffs()
     t0 = clock()
     deadline = t0 + time_ms / 1000.0
     done = 0
@@ -186,7 +189,6 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
         # nothing after the deal counts: the world need not deal the next one
         world.halt_at_deal_end = True
         deal = world.deals_done
-        base = world.running_payoffs()
         # the exploitation term scaled with the current bounds; -lo/(hi-lo) is the same for every sibling
         # and so is left out of the comparison
         inv = 1.0 / (hi - lo) if hi > lo else 0.0
@@ -357,6 +359,7 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
     totals = [0.0] * len(moves)
     alive = list(range(len(moves)))
     determinize = root.determinizer(seat)
+    base = root.running_payoffs()  # public: the same in every sampled world
     done = 0
     lo = math.inf
     hi = -math.inf
@@ -373,7 +376,6 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
             world = determinize(rng)
             world.halt_at_deal_end = True
             deal = world.deals_done
-            base = world.running_payoffs()
             stream = rng.getrandbits(64)
             # a world counts only once every survivor has played it (time may run out inside it)
             results: list[tuple[int, float]] = []

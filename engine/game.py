@@ -489,7 +489,7 @@ class State(ABC):
     def running_payoffs(self) -> list[float]:
         """Zero-sum payoffs so far (higher is better), counting every finished deal and any payment already
         made in the current one; equals ``result()["payoffs"]`` once the match is over.  A search that stops
-        at the end of a deal scores it as the change of these."""
+        at the end of a deal scores it as the change of these.  Public: ``determinize`` keeps them."""
 
     @abstractmethod
     def result(self) -> dict[str, Any]:

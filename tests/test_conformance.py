@@ -61,6 +61,8 @@ def _check_step(state: State, rng: random.Random) -> None:
         assert world.view(None) == state.view(None), "determinize changed public facts"
         assert world.to_move == state.to_move
         assert world.deals_done == state.deals_done
+        # the payoffs so far are public (a search measures every sample's rewards from the root's)
+        assert world.running_payoffs() == state.running_payoffs(), "determinize changed the payoffs so far"
         # the determinization depends only on what the seat knows (information-set invariance)
         k = rng.random()
         assert (state.determinize(seat, random.Random(k)).to_dict()
