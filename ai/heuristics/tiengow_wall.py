@@ -28,6 +28,7 @@ from engine.game import Move
 from engine.tiengow_wall import (
     BEATS,
     CIVIL,
+    DECK_COUNTS,
     NUM,
     PAIR,
     STRENGTH,
@@ -40,15 +41,34 @@ from engine.tiengow_wall import (
 VALUE: tuple[float, ...] = tuple(STRENGTH[f] / (11 if CIVIL[f] else 10) for f in range(NUM))
 
 
-#: per face, the faces that beat it (``BEATS[g][face]``): ``_can_be_beaten`` looks at those only
-BEATEN_BY: tuple[tuple[int, ...], ...] = tuple(tuple(g for g in range(NUM) if BEATS[g][f]) for f in range(NUM))
 #: every face, cheapest to spend first: by ``VALUE``, then face id (the order of ``min(..., key=(VALUE[g], g))``)
 CHEAPEST: tuple[int, ...] = tuple(sorted(range(NUM), key=lambda g: (VALUE[g], g)))
 _RANK: tuple[int, ...] = tuple(CHEAPEST.index(f) for f in range(NUM))
+#: the order a lead lists its sure tiles in: most valuable first, then face id
+_LEAD_RANK: tuple[int, ...] = tuple(sorted(range(NUM), key=lambda g: (-VALUE[g], g)).index(f) for f in range(NUM))
+#: ON[top][f]: ``f`` goes on top of ``top`` (``BEATS[f][top]``, by top)
+ON: tuple[tuple[bool, ...], ...] = tuple(tuple(BEATS[f][top] for f in range(NUM)) for top in range(NUM))
+#: per suit (index ``CIVIL[f]``: military, civil) its faces, strongest first
+_SUIT_DOWN: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sorted((f for f in range(NUM) if CIVIL[f] == civil), key=lambda f: -STRENGTH[f])) for civil in (False, True))
 
 
-def _can_be_beaten(face: int, unseen: list[int]) -> bool:
-    return any(unseen[g] for g in BEATEN_BY[face])
+def _unseen_tops(state: TienGowWallState, seat: int) -> list[int]:
+    """Per suit (index ``CIVIL[f]``), the strength of the strongest face ``seat`` has not seen (0: none).
+    A tile can be beaten later exactly when a face of its suit it has not seen is stronger: the faces that
+    beat ``f`` are those of its suit with a higher ``STRENGTH``.  (The counts of ``unseen_counts``, face by
+    face from the strongest down: most searches stop at the first face.)"""
+    deck = DECK_COUNTS[state.players]
+    out = state.out
+    hand = state.hands[seat]
+    table = [c >> 2 for col in state.cols for c in col]
+    tops = [0, 0]
+    for civil in (0, 1):
+        for g in _SUIT_DOWN[civil]:
+            if deck[g] - out[g] - hand.count(g) - table.count(g):
+                tops[civil] = STRENGTH[g]
+                break
+    return tops
 
 
 def _higher_pair_possible(rank: int, unseen: list[int]) -> bool:
@@ -60,67 +80,79 @@ def _higher_pair_possible(rank: int, unseen: list[int]) -> bool:
 
 def _greedy_lead(state: TienGowWallState, seat: int) -> Move:
     hand = state.hands[seat]
-    unseen = state.unseen_counts(seat)
-    sure = [f for f in hand if not _can_be_beaten(f, unseen)]
+    tops = _unseen_tops(state, seat)
+    sure = [f for f in hand if STRENGTH[f] >= tops[CIVIL[f]]]
     if not sure:
-        weakest = min(hand, key=lambda f: (VALUE[f], f))
-        return lead_move((weakest,))
-    lead = sorted(sure, key=lambda f: (-VALUE[f], f))[:4]
+        return lead_move((min(hand, key=_RANK.__getitem__),))  # the weakest
+    lead = sorted(sure, key=_LEAD_RANK.__getitem__)[:4]
     if len(lead) == 2:
         rank = PAIR.get((lead[0], lead[1]), 0)
-        if rank and _higher_pair_possible(rank, unseen):
+        if rank and _higher_pair_possible(rank, state.unseen_counts(seat)):
             lead = lead[:1]  # a higher pair would take both columns; one sure column is safe
     return lead_move(tuple(sorted(lead)))
-
-
-def _settle(state: TienGowWallState, faces: tuple[int, ...]) -> list[bool]:
-    """Which columns ``faces`` (one per column) would take right now."""
-    cols = state.cols
-    if state.pair and len(faces) == 2 and PAIR.get((faces[0], faces[1]), 0) > state.pair:
-        return [True, True]
-    return [BEATS[f][cols[i][-1] >> 2] for i, f in enumerate(faces)]
 
 
 def _greedy_follow(state: TienGowWallState, seat: int) -> Move:
     hand = state.hands[seat]
     cols = state.cols
     n = len(cols)
-    unseen = state.unseen_counts(seat)
+    if n == 1:
+        # two candidates: the cheapest tile and the cheapest that goes on top.  When they differ the first
+        # loses its column and the second wins it, worth 50 or 100 against tile values of at most 1, so
+        # the move is the cheapest beat if there is one, else the cheapest tile (no scores needed)
+        on = ON[cols[0][-1] >> 2]
+        beat = min(filter(on.__getitem__, hand), key=_RANK.__getitem__, default=None)
+        return place_move((min(hand, key=_RANK.__getitem__) if beat is None else beat,))
     last = (seat + 1) % state.players == state.leader
     tops = [c[-1] >> 2 for c in cols]
     # the hand cheapest first: the cheapest tile that beats a top is the first in this order that does, and
     # what is left after taking some out is still in this order (the spare tiles, weakest first)
     cheapest = sorted(hand, key=_RANK.__getitem__)
-    # strongest tops first (stable: equal tops in column order)
-    order = sorted(range(n), key=lambda i: -STRENGTH[tops[i]])
+    # strongest tops first (stable: equal tops in column order); a column no tile of the hand beats is left
+    # out, as every subset wanting it fails (the others keep their order)
+    order = [i for i in sorted(range(n), key=[-STRENGTH[t] for t in tops].__getitem__)
+             if any(map(ON[tops[i]].__getitem__, hand))]
     candidates: list[tuple[int, ...]] = []
-    for k in range(n + 1):
+    for k in range(len(order) + 1):
         for wanted in combinations(order, k):
             rest = cheapest[:]
-            chosen: dict[int, int] = {}
+            placed = [-1] * n
             for i in wanted:
-                top = tops[i]
+                on = ON[tops[i]]
                 for f in rest:
-                    if BEATS[f][top]:
+                    if on[f]:
                         break
                 else:
                     break
-                chosen[i] = f
+                placed[i] = f
                 rest.remove(f)
             else:
                 spare = iter(rest)
-                candidates.append(tuple(chosen[i] if i in chosen else next(spare) for i in range(n)))
-    if state.pair and n == 2:
+                candidates.append(tuple([next(spare) if f < 0 else f for f in placed]))
+    pair = state.pair if n == 2 else 0
+    if pair:
         for a, b in combinations(hand, 2):
-            if PAIR.get((a, b), 0) > state.pair:
+            if PAIR.get((a, b), 0) > pair:
                 candidates.append((a, b))
+    unseen_tops: list[int] | None = None  # worked out at the first column won, if not ``last``
+    seen: set[tuple[int, ...]] = set()
     best: tuple[float, tuple[int, ...]] | None = None
     for faces in candidates:
-        won = _settle(state, faces)
-        score = -sum(VALUE[f] for f in faces)
-        for i, w in enumerate(won):
-            if w:
-                score += 100 if last or not _can_be_beaten(faces[i], unseen) else 50
+        if faces in seen:
+            continue  # the same score again: it cannot replace the best (strict ``>``)
+        seen.add(faces)
+        # the same float operations in the same order as ever (``sum`` of the values in column order, then
+        # a bonus per column won in column order): equal scores are ties, and ties decide the move
+        score = -sum(map(VALUE.__getitem__, faces))
+        by_pair = pair and PAIR.get((faces[0], faces[1]), 0) > pair
+        for i, f in enumerate(faces):
+            if by_pair or ON[tops[i]][f]:
+                if last:
+                    score += 100
+                else:
+                    if unseen_tops is None:
+                        unseen_tops = _unseen_tops(state, seat)
+                    score += 100 if STRENGTH[f] >= unseen_tops[CIVIL[f]] else 50
         if best is None or score > best[0]:
             best = (score, faces)
     assert best is not None  # the empty subset always gives a placement
