@@ -14,6 +14,7 @@ from itertools import combinations
 import pytest
 
 import engine
+from ai.heuristics import play_to_deal_end
 from ai.heuristics import tiengow_wall as heuristics
 from engine.game import Move
 from engine.tiengow_wall import (
@@ -190,3 +191,26 @@ def test_greedy_makes_the_reference_choice_on_standing_pairs():
             assert got is _reference_greedy(state, seat), state.to_dict()
             checked += 1
             state.apply(got if rng.random() < 0.5 else rng.choice(state.legal_moves()))
+
+
+def test_the_rollout_stops_at_the_end_of_the_game_on_a_world_that_does_not_halt():
+    """``test_rollouts`` compares the rollout with the playout loop on worlds that halt at the end of the
+    deal, as the search's tree sets them; the paired root's copies do not halt (``clone`` does not copy the
+    flag), so the rollout must stop by itself when a game of several ends, with the next game dealt."""
+    checked = 0
+    for seed in range(60):
+        state = engine.new_game("tiengow_wall", players=2 + seed % 3, seed=seed, options={"games": 2})
+        walk = random.Random(seed)
+        for _ in range(walk.randrange(8)):
+            if state.finished:
+                break
+            state.apply(walk.choice(state.legal_moves()))
+        if state.finished:
+            continue
+        assert not state.halt_at_deal_end
+        fast, slow = state.clone(), state.clone()
+        heuristics.rollout(fast, random.Random(seed))
+        play_to_deal_end(slow, heuristics.playout, random.Random(seed))
+        assert fast.to_dict() == slow.to_dict(), seed
+        checked += fast.deals_done == 1 and not fast.finished
+    assert checked > 30

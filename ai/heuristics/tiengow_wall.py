@@ -10,7 +10,8 @@
   the weakest single.
 * ``playout(state, rng)``: the search's playout policy, the greedy engine's move for the seat to move,
   decided from that seat's own information in the sampled world (issue 13: it measured stronger than a
-  cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").
+  cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").  ``rollout(state,
+  rng)`` plays it to the end of the game in one call (the search's fast path, issue 14).
 * ``move_class(state, move)`` and ``distinct(state)``: the strategic classes of the moves of the seat to
   move (placements that differ only in which losing tile lies under which column are one class) and one
   move per class.  ``distinct`` opts the wall variant into the search's paired root (``ai.ismcts``).
@@ -23,8 +24,9 @@ from __future__ import annotations
 
 import random
 from itertools import combinations
+from typing import cast
 
-from engine.game import Move
+from engine.game import Move, State
 from engine.tiengow_wall import (
     BEATS,
     CIVIL,
@@ -78,21 +80,23 @@ def _higher_pair_possible(rank: int, unseen: list[int]) -> bool:
     return False
 
 
-def _greedy_lead(state: TienGowWallState, seat: int) -> Move:
+def _lead(state: TienGowWallState, seat: int) -> tuple[int, ...]:
+    """The tiles ``greedy`` leads (sorted)."""
     hand = state.hands[seat]
     tops = _unseen_tops(state, seat)
     sure = [f for f in hand if STRENGTH[f] >= tops[CIVIL[f]]]
     if not sure:
-        return lead_move((min(hand, key=_RANK.__getitem__),))  # the weakest
+        return (min(hand, key=_RANK.__getitem__),)  # the weakest
     lead = sorted(sure, key=_LEAD_RANK.__getitem__)[:4]
     if len(lead) == 2:
         rank = PAIR.get((lead[0], lead[1]), 0)
         if rank and _higher_pair_possible(rank, state.unseen_counts(seat)):
             lead = lead[:1]  # a higher pair would take both columns; one sure column is safe
-    return lead_move(tuple(sorted(lead)))
+    return tuple(sorted(lead))
 
 
-def _greedy_follow(state: TienGowWallState, seat: int) -> Move:
+def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
+    """The placement ``greedy`` plays: the tile for column 0, 1, ..."""
     hand = state.hands[seat]
     cols = state.cols
     n = len(cols)
@@ -102,7 +106,7 @@ def _greedy_follow(state: TienGowWallState, seat: int) -> Move:
         # the move is the cheapest beat if there is one, else the cheapest tile (no scores needed)
         on = ON[cols[0][-1] >> 2]
         beat = min(filter(on.__getitem__, hand), key=_RANK.__getitem__, default=None)
-        return place_move((min(hand, key=_RANK.__getitem__) if beat is None else beat,))
+        return (min(hand, key=_RANK.__getitem__) if beat is None else beat,)
     last = (seat + 1) % state.players == state.leader
     tops = [c[-1] >> 2 for c in cols]
     # the hand cheapest first: the cheapest tile that beats a top is the first in this order that does, and
@@ -156,14 +160,14 @@ def _greedy_follow(state: TienGowWallState, seat: int) -> Move:
         if best is None or score > best[0]:
             best = (score, faces)
     assert best is not None  # the empty subset always gives a placement
-    return place_move(best[1])
+    return best[1]
 
 
 def greedy(state: TienGowWallState, seat: int, rng: random.Random) -> Move:
     """One-ply choice for ``seat`` (which must be to move): see the module docstring."""
     if not state.cols:
-        return _greedy_lead(state, seat)
-    return _greedy_follow(state, seat)
+        return lead_move(_lead(state, seat))
+    return place_move(_follow(state, seat))
 
 
 def playout(state: TienGowWallState, rng: random.Random) -> Move:
@@ -172,6 +176,24 @@ def playout(state: TienGowWallState, rng: random.Random) -> Move:
     earlier policy judged tiles *safe* by the sampled world's actual hands (a clairvoyant model of every
     player) and measured weaker: docs/ai.md, "The wall variant"."""
     return greedy(state, state.turn, rng)
+
+
+def rollout(state: State, rng: random.Random) -> None:
+    """``playout`` move after move until the current deal (game) ends: the search's playout in one call,
+    with the same moves as calling ``playout`` and ``apply`` in a loop (``tests/test_rollouts.py`` plays
+    both from thousands of sampled positions and compares the states; neither draws from ``rng``).  It
+    saves the loop's per-move overhead -- ``to_move``, ``deals_done``, ``playout`` and ``greedy`` -- and
+    still plays every move through the engine's ``apply``."""
+    st = cast(TienGowWallState, state)
+    apply = st.apply
+    deals = st.deals  # appended to in place at the end of a game
+    deal = len(deals)
+    while st.turn >= 0 and len(deals) == deal:
+        t = st.turn
+        if st.cols:
+            apply(place_move(_follow(st, t)))
+        else:
+            apply(lead_move(_lead(st, t)))
 
 
 def move_class(state: TienGowWallState, move: Move) -> tuple[int, ...]:
