@@ -50,6 +50,8 @@ _RANK: tuple[int, ...] = tuple(CHEAPEST.index(f) for f in range(NUM))
 _LEAD_RANK: tuple[int, ...] = tuple(sorted(range(NUM), key=lambda g: (-VALUE[g], g)).index(f) for f in range(NUM))
 #: ON[top][f]: ``f`` goes on top of ``top`` (``BEATS[f][top]``, by top)
 ON: tuple[tuple[bool, ...], ...] = tuple(tuple(BEATS[f][top] for f in range(NUM)) for top in range(NUM))
+#: CHEAPEST_ON[top]: the faces that go on top of ``top``, cheapest first
+CHEAPEST_ON: tuple[tuple[int, ...], ...] = tuple(tuple(f for f in CHEAPEST if ON[top][f]) for top in range(NUM))
 #: per suit (index ``CIVIL[f]``: military, civil) its faces, strongest first
 _SUIT_DOWN: tuple[tuple[int, ...], ...] = tuple(
     tuple(sorted((f for f in range(NUM) if CIVIL[f] == civil), key=lambda f: -STRENGTH[f])) for civil in (False, True))
@@ -104,9 +106,15 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
         # two candidates: the cheapest tile and the cheapest that goes on top.  When they differ the first
         # loses its column and the second wins it, worth 50 or 100 against tile values of at most 1, so
         # the move is the cheapest beat if there is one, else the cheapest tile (no scores needed)
-        on = ON[cols[0][-1] >> 2]
-        beat = min(filter(on.__getitem__, hand), key=_RANK.__getitem__, default=None)
-        return (min(hand, key=_RANK.__getitem__) if beat is None else beat,)
+        # (both found by walking the faces cheapest first: ``in`` on a short list is cheaper than ``min`` with
+        # a key)
+        for f in CHEAPEST_ON[cols[0][-1] >> 2]:
+            if f in hand:
+                return (f,)
+        for f in CHEAPEST:
+            if f in hand:
+                return (f,)
+        # (not reached: the hand is not empty)
     last = (seat + 1) % state.players == state.leader
     tops = [c[-1] >> 2 for c in cols]
     # the hand cheapest first: the cheapest tile that beats a top is the first in this order that does, and
