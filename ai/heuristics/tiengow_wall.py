@@ -52,6 +52,9 @@ _LEAD_RANK: tuple[int, ...] = tuple(sorted(range(NUM), key=lambda g: (-VALUE[g],
 ON: tuple[tuple[bool, ...], ...] = tuple(tuple(BEATS[f][top] for f in range(NUM)) for top in range(NUM))
 #: CHEAPEST_ON[top]: the faces that go on top of ``top``, cheapest first
 CHEAPEST_ON: tuple[tuple[int, ...], ...] = tuple(tuple(f for f in CHEAPEST if ON[top][f]) for top in range(NUM))
+#: a face's ``STRENGTH`` if military (civil), else 0: the hand's strongest of a suit is a ``max``
+_MILITARY_STRENGTH: tuple[int, ...] = tuple(0 if CIVIL[f] else STRENGTH[f] for f in range(NUM))
+_CIVIL_STRENGTH: tuple[int, ...] = tuple(STRENGTH[f] if CIVIL[f] else 0 for f in range(NUM))
 #: per suit (index ``CIVIL[f]``: military, civil) its faces, strongest first
 _SUIT_DOWN: tuple[tuple[int, ...], ...] = tuple(
     tuple(sorted((f for f in range(NUM) if CIVIL[f] == civil), key=lambda f: -STRENGTH[f])) for civil in (False, True))
@@ -60,16 +63,24 @@ _SUIT_DOWN: tuple[tuple[int, ...], ...] = tuple(
 def _unseen_tops(state: TienGowWallState, seat: int) -> list[int]:
     """Per suit (index ``CIVIL[f]``), the strength of the strongest face ``seat`` has not seen (0: none).
     A tile can be beaten later exactly when a face of its suit it has not seen is stronger: the faces that
-    beat ``f`` are those of its suit with a higher ``STRENGTH``.  (The counts of ``unseen_counts``, face by
-    face from the strongest down: most searches stop at the first face.)"""
+    beat ``f`` are those of its suit with a higher ``STRENGTH``."""
+    hand = state.hands[seat]
+    tops = [0, 0]
+    if state.cols:
+        counts = state.unseen_counts(seat)
+        for civil in (0, 1):
+            for g in _SUIT_DOWN[civil]:
+                if counts[g]:
+                    tops[civil] = STRENGTH[g]
+                    break
+        return tops
+    # a lead (no table): the counts of ``unseen_counts`` face by face from the strongest down, as most
+    # walks stop at the first face
     deck = DECK_COUNTS[state.players]
     out = state.out
-    hand = state.hands[seat]
-    table = [c >> 2 for col in state.cols for c in col]
-    tops = [0, 0]
     for civil in (0, 1):
         for g in _SUIT_DOWN[civil]:
-            if deck[g] - out[g] - hand.count(g) - table.count(g):
+            if deck[g] - out[g] - hand.count(g):
                 tops[civil] = STRENGTH[g]
                 break
     return tops
@@ -115,15 +126,20 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
             if f in hand:
                 return (f,)
         # (not reached: the hand is not empty)
-    last = (seat + 1) % state.players == state.leader
     tops = [c[-1] >> 2 for c in cols]
     # the hand cheapest first: the cheapest tile that beats a top is the first in this order that does, and
     # what is left after taking some out is still in this order (the spare tiles, weakest first)
     cheapest = sorted(hand, key=_RANK.__getitem__)
-    # strongest tops first (stable: equal tops in column order); a column no tile of the hand beats is left
-    # out, as every subset wanting it fails (the others keep their order)
-    order = [i for i in sorted(range(n), key=[-STRENGTH[t] for t in tops].__getitem__)
-             if any(map(ON[tops[i]].__getitem__, hand))]
+    # the columns some tile of the hand beats (the hand's strongest of the top's suit is stronger): every
+    # subset wanting another column fails, so only these are tried
+    strongest = (max(map(_MILITARY_STRENGTH.__getitem__, hand)), max(map(_CIVIL_STRENGTH.__getitem__, hand)))
+    order = [i for i, t in enumerate(tops) if strongest[CIVIL[t]] > STRENGTH[t]]
+    pair = state.pair if n == 2 else 0
+    if not order and not pair:
+        return tuple(cheapest[:n])  # the only candidate: the cheapest tiles, in column order
+    if len(order) > 1:
+        order.sort(key=lambda i: -STRENGTH[tops[i]])  # strongest tops first (stable: then column order)
+    last = (seat + 1) % state.players == state.leader
     candidates: list[tuple[int, ...]] = []
     for k in range(len(order) + 1):
         for wanted in combinations(order, k):
@@ -141,7 +157,6 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
             else:
                 spare = iter(rest)
                 candidates.append(tuple([next(spare) if f < 0 else f for f in placed]))
-    pair = state.pair if n == 2 else 0
     if pair:
         for a, b in combinations(hand, 2):
             if PAIR.get((a, b), 0) > pair:
