@@ -133,18 +133,17 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
     # the columns some tile of the hand beats (the hand's strongest of the top's suit is stronger): every
     # subset wanting another column fails, so only these are tried
     strongest = (max(map(_MILITARY_STRENGTH.__getitem__, hand)), max(map(_CIVIL_STRENGTH.__getitem__, hand)))
-    order = [i for i, t in enumerate(tops) if strongest[CIVIL[t]] > STRENGTH[t]]
+    able = [i for i, t in enumerate(tops) if strongest[CIVIL[t]] > STRENGTH[t]]
     pair = state.pair if n == 2 else 0
-    if not order and not pair:
+    if not able and not pair:
         return tuple(cheapest[:n])  # the only candidate: the cheapest tiles, in column order
-    if len(order) > 1:
-        order.sort(key=lambda i: -STRENGTH[tops[i]])  # strongest tops first (stable: then column order)
-    last = (seat + 1) % state.players == state.leader
-    candidates: list[tuple[int, ...]] = []
-    for k in range(len(order) + 1):
+    candidates: list[tuple[int, ...]] = [tuple(cheapest[:n])]  # the empty subset
+    # strongest tops first (stable: equal tops in column order)
+    order = sorted(able, key=lambda i: -STRENGTH[tops[i]]) if len(able) > 1 else able
+    for k in range(1, len(order) + 1):
         for wanted in combinations(order, k):
             rest = cheapest[:]
-            placed = [-1] * n
+            chosen: list[tuple[int, int]] = []
             for i in wanted:
                 on = ON[tops[i]]
                 for f in rest:
@@ -152,15 +151,19 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
                         break
                 else:
                     break
-                placed[i] = f
+                chosen.append((i, f))
                 rest.remove(f)
             else:
-                spare = iter(rest)
-                candidates.append(tuple([next(spare) if f < 0 else f for f in placed]))
+                # the spare tiles, weakest first, in the other columns: inserting the chosen tiles by column
+                placed = rest[:n - k]
+                for i, f in sorted(chosen):
+                    placed.insert(i, f)
+                candidates.append(tuple(placed))
     if pair:
         for a, b in combinations(hand, 2):
             if PAIR.get((a, b), 0) > pair:
                 candidates.append((a, b))
+    last = (seat + 1) % state.players == state.leader
     unseen_tops: list[int] | None = None  # worked out at the first column won, if not ``last``
     seen: set[tuple[int, ...]] = set()
     best: tuple[float, tuple[int, ...]] | None = None
@@ -172,7 +175,9 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
         # a bonus per column won in column order): equal scores are ties, and ties decide the move
         score = -sum(map(VALUE.__getitem__, faces))
         by_pair = pair and PAIR.get((faces[0], faces[1]), 0) > pair
-        for i, f in enumerate(faces):
+        # tile by tile only the columns in ``able`` can be won
+        for i in range(n) if by_pair else able:
+            f = faces[i]
             if by_pair or ON[tops[i]][f]:
                 if last:
                     score += 100
