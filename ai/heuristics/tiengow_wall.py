@@ -45,16 +45,22 @@ VALUE: tuple[float, ...] = tuple(STRENGTH[f] / (11 if CIVIL[f] else 10) for f in
 
 #: every face, cheapest to spend first: by ``VALUE``, then face id (the order of ``min(..., key=(VALUE[g], g))``)
 CHEAPEST: tuple[int, ...] = tuple(sorted(range(NUM), key=lambda g: (VALUE[g], g)))
-_RANK: tuple[int, ...] = tuple(CHEAPEST.index(f) for f in range(NUM))
-#: the order a lead lists its sure tiles in: most valuable first, then face id
-_LEAD_RANK: tuple[int, ...] = tuple(sorted(range(NUM), key=lambda g: (-VALUE[g], g)).index(f) for f in range(NUM))
 #: ON[top][f]: ``f`` goes on top of ``top`` (``BEATS[f][top]``, by top)
 ON: tuple[tuple[bool, ...], ...] = tuple(tuple(BEATS[f][top] for f in range(NUM)) for top in range(NUM))
 #: CHEAPEST_ON[top]: the faces that go on top of ``top``, cheapest first
 CHEAPEST_ON: tuple[tuple[int, ...], ...] = tuple(tuple(f for f in CHEAPEST if ON[top][f]) for top in range(NUM))
-#: a face's ``STRENGTH`` if military (civil), else 0: the hand's strongest of a suit is a ``max``
-_MILITARY_STRENGTH: tuple[int, ...] = tuple(0 if CIVIL[f] else STRENGTH[f] for f in range(NUM))
-_CIVIL_STRENGTH: tuple[int, ...] = tuple(STRENGTH[f] if CIVIL[f] else 0 for f in range(NUM))
+
+# Per-face tables read through ``key=`` or ``map`` are dicts: a dict's ``__getitem__`` is a plain builtin
+# method, a tuple's a method-wrapper that costs about twice as much per call (callgrind).
+#: face -> its place in ``CHEAPEST``
+_RANK: dict[int, int] = {f: CHEAPEST.index(f) for f in range(NUM)}
+#: face -> its place in the order a lead lists its sure tiles in: most valuable first, then face id
+_LEAD_RANK: dict[int, int] = {f: i for i, f in enumerate(sorted(range(NUM), key=lambda g: (-VALUE[g], g)))}
+#: face -> ``VALUE``
+_VALUE: dict[int, float] = dict(enumerate(VALUE))
+#: face -> its ``STRENGTH`` if military (civil), else 0: the hand's strongest of a suit is a ``max``
+_MILITARY_STRENGTH: dict[int, int] = {f: 0 if CIVIL[f] else STRENGTH[f] for f in range(NUM)}
+_CIVIL_STRENGTH: dict[int, int] = {f: STRENGTH[f] if CIVIL[f] else 0 for f in range(NUM)}
 #: per suit (index ``CIVIL[f]``: military, civil) its faces, strongest first
 _SUIT_DOWN: tuple[tuple[int, ...], ...] = tuple(
     tuple(sorted((f for f in range(NUM) if CIVIL[f] == civil), key=lambda f: -STRENGTH[f])) for civil in (False, True))
@@ -173,7 +179,7 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
         seen.add(faces)
         # the same float operations in the same order as ever (``sum`` of the values in column order, then
         # a bonus per column won in column order): equal scores are ties, and ties decide the move
-        score = -sum(map(VALUE.__getitem__, faces))
+        score = -sum(map(_VALUE.__getitem__, faces))
         by_pair = pair and PAIR.get((faces[0], faces[1]), 0) > pair
         # tile by tile only the columns in ``able`` can be won
         for i in range(n) if by_pair else able:
