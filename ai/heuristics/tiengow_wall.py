@@ -216,18 +216,15 @@ def rollout(state: State, rng: random.Random) -> None:
     """``playout`` move after move until the current deal (game) ends: the search's playout in one call,
     with the same moves as calling ``playout`` and ``apply`` in a loop (``tests/test_rollouts.py`` plays
     both from thousands of sampled positions and compares the states; neither draws from ``rng``).  It
-    saves the loop's per-move overhead -- ``to_move``, ``deals_done``, ``playout`` and ``greedy`` -- and
-    still plays every move through the engine's ``apply``."""
+    saves the loop's per-move overhead -- ``to_move``, ``deals_done``, ``playout``, ``greedy`` and the
+    interned ``Move`` -- and plays the tiles through the engine's own ``apply`` code (``_play``)."""
     st = cast(TienGowWallState, state)
-    apply = st.apply
+    play = st._play
     deals = st.deals  # appended to in place at the end of a game
     deal = len(deals)
     while st.turn >= 0 and len(deals) == deal:
         t = st.turn
-        if st.cols:
-            apply(place_move(_follow(st, t)))
-        else:
-            apply(lead_move(_lead(st, t)))
+        play(_follow(st, t) if st.cols else _lead(st, t))
 
 
 def move_class(state: TienGowWallState, move: Move) -> tuple[int, ...]:
