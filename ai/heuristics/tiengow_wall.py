@@ -16,6 +16,11 @@
   move (placements that differ only in which losing tile lies under which column are one class) and one
   move per class.  ``distinct`` opts the wall variant into the search's paired root (``ai.ismcts``).
 
+Speed (issue 14): ``greedy`` takes shortcuts that give the same move -- a follow on one column needs no
+scores, columns the hand cannot win are not tried, a repeated placement is not scored again, the scores are
+the same floats summed in the same order -- and ``tests/test_wall_greedy.py`` holds it to a copy of its
+first, plain version on thousands of positions.
+
 ``greedy`` (and so ``playout``) uses only what ``seat`` may know: its hand, the table and the tiles it has
 not seen.  ``move_class`` and ``distinct`` read only the table and the seat's own moves.
 """
@@ -70,7 +75,6 @@ def _unseen_tops(state: TienGowWallState, seat: int) -> list[int]:
     """Per suit (index ``CIVIL[f]``), the strength of the strongest face ``seat`` has not seen (0: none).
     A tile can be beaten later exactly when a face of its suit it has not seen is stronger: the faces that
     beat ``f`` are those of its suit with a higher ``STRENGTH``."""
-    hand = state.hands[seat]
     tops = [0, 0]
     if state.cols:
         counts = state.unseen_counts(seat)
@@ -84,6 +88,7 @@ def _unseen_tops(state: TienGowWallState, seat: int) -> list[int]:
     # walks stop at the first face
     deck = DECK_COUNTS[state.players]
     out = state.out
+    hand = state.hands[seat]
     for civil in (0, 1):
         for g in _SUIT_DOWN[civil]:
             if deck[g] - out[g] - hand.count(g):
@@ -122,9 +127,9 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
     if n == 1:
         # two candidates: the cheapest tile and the cheapest that goes on top.  When they differ the first
         # loses its column and the second wins it, worth 50 or 100 against tile values of at most 1, so
-        # the move is the cheapest beat if there is one, else the cheapest tile (no scores needed)
-        # (both found by walking the faces cheapest first: ``in`` on a short list is cheaper than ``min`` with
-        # a key)
+        # the move is the cheapest beat if there is one, else the cheapest tile (no scores needed).  Both
+        # are found by walking the faces cheapest first: ``in`` on the short hand is cheaper than ``min``
+        # with a key
         for f in CHEAPEST_ON[cols[0][-1] >> 2]:
             if f in hand:
                 return (f,)
