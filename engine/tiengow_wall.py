@@ -684,7 +684,14 @@ class TienGowWallState(State):
         return super()._match_object(spec, legal)
 
     def _apply(self, move: Move, log: list[Event] | None = None) -> None:
-        faces: tuple[int, ...] = move.code
+        self._play(move.code, log)
+
+    #: ``apply`` is ``_apply`` itself (``log`` defaults to ``None``): the search path saves a call per move
+    apply = _apply
+
+    def _play(self, faces: tuple[int, ...], log: list[Event] | None = None) -> None:
+        """``_apply`` of the move whose ``code`` is ``faces``: the greedy rollout plays tiles without building
+        moves (``ai.heuristics.tiengow_wall.rollout``)."""
         s = self.turn
         hand = self.hands[s]
         for f in faces:
@@ -722,9 +729,6 @@ class TienGowWallState(State):
             self._end_round(log)
         else:
             self.turn = nxt
-
-    #: ``apply`` is ``_apply`` itself (``log`` defaults to ``None``): the search path saves a call per move
-    apply = _apply
 
     def _end_round(self, log: list[Event] | None) -> None:
         n = self.players

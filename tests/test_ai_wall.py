@@ -22,6 +22,7 @@ from ai.heuristics import tiengow_wall as heuristics
 from ai.ismcts import paired_search
 from engine.game import Move
 from engine.tiengow_wall import TienGowWallState as W
+from engine.tiengow_wall import lead_move, place_move
 
 
 def positions(players: int, count: int, seed: int, follows: bool | None = None) -> list[W]:
@@ -158,15 +159,18 @@ def test_the_root_moves_are_legal_in_every_sampled_world(players):
 
 
 def test_the_search_never_applies_an_illegal_move(monkeypatch):
+    """Every move the search plays, through ``apply`` or the greedy rollout's ``_play`` (which ``apply``
+    calls too), is legal."""
     applied = []
-    real = W._apply
+    real = W._play
 
-    def checked(self: W, move: Move, log: Any = None) -> None:
+    def checked(self: W, faces: tuple[int, ...], log: Any = None) -> None:
+        move = place_move(faces) if self.cols else lead_move(faces)
         assert move.id in {m.id for m in self.legal_moves()}, f"illegal {move.id}"
         applied.append(move.id)
-        real(self, move, log)
+        real(self, faces, log)
 
-    monkeypatch.setattr(W, "apply", checked)
+    monkeypatch.setattr(W, "_play", checked)
     for s in positions(4, 4, 60) + positions(3, 2, 61):
         d = ai.decide("ismcts", s, s.to_move, {"iterations": 120, "time_ms": 600_000}, seed=3)
         assert d.move in s.legal_moves()

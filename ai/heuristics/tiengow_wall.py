@@ -10,10 +10,16 @@
   the weakest single.
 * ``playout(state, rng)``: the search's playout policy, the greedy engine's move for the seat to move,
   decided from that seat's own information in the sampled world (issue 13: it measured stronger than a
-  cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").
+  cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").  ``rollout(state,
+  rng)`` plays it to the end of the game in one call (the search's fast path, issue 14).
 * ``move_class(state, move)`` and ``distinct(state)``: the strategic classes of the moves of the seat to
   move (placements that differ only in which losing tile lies under which column are one class) and one
   move per class.  ``distinct`` opts the wall variant into the search's paired root (``ai.ismcts``).
+
+Speed (issue 14): ``greedy`` takes shortcuts that give the same move -- a follow on one column needs no
+scores, columns the hand cannot win are not tried, a repeated placement is not scored again, the scores are
+the same floats summed in the same order -- and ``tests/test_wall_greedy.py`` holds it to a copy of its
+first, plain version on thousands of positions.
 
 ``greedy`` (and so ``playout``) uses only what ``seat`` may know: its hand, the table and the tiles it has
 not seen.  ``move_class`` and ``distinct`` read only the table and the seat's own moves.
@@ -23,11 +29,13 @@ from __future__ import annotations
 
 import random
 from itertools import combinations
+from typing import cast
 
-from engine.game import Move
+from engine.game import Move, State
 from engine.tiengow_wall import (
     BEATS,
     CIVIL,
+    DECK_COUNTS,
     NUM,
     PAIR,
     STRENGTH,
@@ -40,15 +48,53 @@ from engine.tiengow_wall import (
 VALUE: tuple[float, ...] = tuple(STRENGTH[f] / (11 if CIVIL[f] else 10) for f in range(NUM))
 
 
-#: per face, the faces that beat it (``BEATS[g][face]``): ``_can_be_beaten`` looks at those only
-BEATEN_BY: tuple[tuple[int, ...], ...] = tuple(tuple(g for g in range(NUM) if BEATS[g][f]) for f in range(NUM))
 #: every face, cheapest to spend first: by ``VALUE``, then face id (the order of ``min(..., key=(VALUE[g], g))``)
 CHEAPEST: tuple[int, ...] = tuple(sorted(range(NUM), key=lambda g: (VALUE[g], g)))
-_RANK: tuple[int, ...] = tuple(CHEAPEST.index(f) for f in range(NUM))
+#: ON[top][f]: ``f`` goes on top of ``top`` (``BEATS[f][top]``, by top)
+ON: tuple[tuple[bool, ...], ...] = tuple(tuple(BEATS[f][top] for f in range(NUM)) for top in range(NUM))
+#: CHEAPEST_ON[top]: the faces that go on top of ``top``, cheapest first
+CHEAPEST_ON: tuple[tuple[int, ...], ...] = tuple(tuple(f for f in CHEAPEST if ON[top][f]) for top in range(NUM))
+
+# Per-face tables read through ``key=`` or ``map`` are dicts: a dict's ``__getitem__`` is a plain builtin
+# method, a tuple's a method-wrapper that costs about twice as much per call (callgrind).
+#: face -> its place in ``CHEAPEST``
+_RANK: dict[int, int] = {f: CHEAPEST.index(f) for f in range(NUM)}
+#: face -> its place in the order a lead lists its sure tiles in: most valuable first, then face id
+_LEAD_RANK: dict[int, int] = {f: i for i, f in enumerate(sorted(range(NUM), key=lambda g: (-VALUE[g], g)))}
+#: face -> ``VALUE``
+_VALUE: dict[int, float] = dict(enumerate(VALUE))
+#: face -> its ``STRENGTH`` if military (civil), else 0: the hand's strongest of a suit is a ``max``
+_MILITARY_STRENGTH: dict[int, int] = {f: 0 if CIVIL[f] else STRENGTH[f] for f in range(NUM)}
+_CIVIL_STRENGTH: dict[int, int] = {f: STRENGTH[f] if CIVIL[f] else 0 for f in range(NUM)}
+#: per suit (index ``CIVIL[f]``: military, civil) its faces, strongest first
+_SUIT_DOWN: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sorted((f for f in range(NUM) if CIVIL[f] == civil), key=lambda f: -STRENGTH[f])) for civil in (False, True))
 
 
-def _can_be_beaten(face: int, unseen: list[int]) -> bool:
-    return any(unseen[g] for g in BEATEN_BY[face])
+def _unseen_tops(state: TienGowWallState, seat: int) -> list[int]:
+    """Per suit (index ``CIVIL[f]``), the strength of the strongest face ``seat`` has not seen (0: none).
+    A tile can be beaten later exactly when a face of its suit it has not seen is stronger: the faces that
+    beat ``f`` are those of its suit with a higher ``STRENGTH``."""
+    tops = [0, 0]
+    if state.cols:
+        counts = state.unseen_counts(seat)
+        for civil in (0, 1):
+            for g in _SUIT_DOWN[civil]:
+                if counts[g]:
+                    tops[civil] = STRENGTH[g]
+                    break
+        return tops
+    # a lead (no table): the counts of ``unseen_counts`` face by face from the strongest down, as most
+    # walks stop at the first face
+    deck = DECK_COUNTS[state.players]
+    out = state.out
+    hand = state.hands[seat]
+    for civil in (0, 1):
+        for g in _SUIT_DOWN[civil]:
+            if deck[g] - out[g] - hand.count(g):
+                tops[civil] = STRENGTH[g]
+                break
+    return tops
 
 
 def _higher_pair_possible(rank: int, unseen: list[int]) -> bool:
@@ -58,80 +104,109 @@ def _higher_pair_possible(rank: int, unseen: list[int]) -> bool:
     return False
 
 
-def _greedy_lead(state: TienGowWallState, seat: int) -> Move:
+def _lead(state: TienGowWallState, seat: int) -> tuple[int, ...]:
+    """The tiles ``greedy`` leads (sorted)."""
     hand = state.hands[seat]
-    unseen = state.unseen_counts(seat)
-    sure = [f for f in hand if not _can_be_beaten(f, unseen)]
+    tops = _unseen_tops(state, seat)
+    sure = [f for f in hand if STRENGTH[f] >= tops[CIVIL[f]]]
     if not sure:
-        weakest = min(hand, key=lambda f: (VALUE[f], f))
-        return lead_move((weakest,))
-    lead = sorted(sure, key=lambda f: (-VALUE[f], f))[:4]
+        return (min(hand, key=_RANK.__getitem__),)  # the weakest
+    lead = sorted(sure, key=_LEAD_RANK.__getitem__)[:4]
     if len(lead) == 2:
         rank = PAIR.get((lead[0], lead[1]), 0)
-        if rank and _higher_pair_possible(rank, unseen):
+        if rank and _higher_pair_possible(rank, state.unseen_counts(seat)):
             lead = lead[:1]  # a higher pair would take both columns; one sure column is safe
-    return lead_move(tuple(sorted(lead)))
+    return tuple(sorted(lead))
 
 
-def _settle(state: TienGowWallState, faces: tuple[int, ...]) -> list[bool]:
-    """Which columns ``faces`` (one per column) would take right now."""
-    cols = state.cols
-    if state.pair and len(faces) == 2 and PAIR.get((faces[0], faces[1]), 0) > state.pair:
-        return [True, True]
-    return [BEATS[f][cols[i][-1] >> 2] for i, f in enumerate(faces)]
-
-
-def _greedy_follow(state: TienGowWallState, seat: int) -> Move:
+def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
+    """The placement ``greedy`` plays: the tile for column 0, 1, ..."""
     hand = state.hands[seat]
     cols = state.cols
     n = len(cols)
-    unseen = state.unseen_counts(seat)
-    last = (seat + 1) % state.players == state.leader
+    if n == 1:
+        # two candidates: the cheapest tile and the cheapest that goes on top.  When they differ the first
+        # loses its column and the second wins it, worth 50 or 100 against tile values of at most 1, so
+        # the move is the cheapest beat if there is one, else the cheapest tile (no scores needed).  Both
+        # are found by walking the faces cheapest first: ``in`` on the short hand is cheaper than ``min``
+        # with a key
+        for f in CHEAPEST_ON[cols[0][-1] >> 2]:
+            if f in hand:
+                return (f,)
+        for f in CHEAPEST:
+            if f in hand:
+                return (f,)
+        # (not reached: the hand is not empty)
     tops = [c[-1] >> 2 for c in cols]
     # the hand cheapest first: the cheapest tile that beats a top is the first in this order that does, and
     # what is left after taking some out is still in this order (the spare tiles, weakest first)
     cheapest = sorted(hand, key=_RANK.__getitem__)
+    # the columns some tile of the hand beats (the hand's strongest of the top's suit is stronger): every
+    # subset wanting another column fails, so only these are tried
+    strongest = (max(map(_MILITARY_STRENGTH.__getitem__, hand)), max(map(_CIVIL_STRENGTH.__getitem__, hand)))
+    able = [i for i, t in enumerate(tops) if strongest[CIVIL[t]] > STRENGTH[t]]
+    pair = state.pair if n == 2 else 0
+    if not able and not pair:
+        return tuple(cheapest[:n])  # the only candidate: the cheapest tiles, in column order
+    candidates: list[tuple[int, ...]] = [tuple(cheapest[:n])]  # the empty subset
     # strongest tops first (stable: equal tops in column order)
-    order = sorted(range(n), key=lambda i: -STRENGTH[tops[i]])
-    candidates: list[tuple[int, ...]] = []
-    for k in range(n + 1):
+    order = sorted(able, key=lambda i: -STRENGTH[tops[i]]) if len(able) > 1 else able
+    for k in range(1, len(order) + 1):
         for wanted in combinations(order, k):
             rest = cheapest[:]
-            chosen: dict[int, int] = {}
+            chosen: list[tuple[int, int]] = []
             for i in wanted:
-                top = tops[i]
+                on = ON[tops[i]]
                 for f in rest:
-                    if BEATS[f][top]:
+                    if on[f]:
                         break
                 else:
                     break
-                chosen[i] = f
+                chosen.append((i, f))
                 rest.remove(f)
             else:
-                spare = iter(rest)
-                candidates.append(tuple(chosen[i] if i in chosen else next(spare) for i in range(n)))
-    if state.pair and n == 2:
+                # the spare tiles, weakest first, in the other columns: inserting the chosen tiles by column
+                placed = rest[:n - k]
+                for i, f in sorted(chosen):
+                    placed.insert(i, f)
+                candidates.append(tuple(placed))
+    if pair:
         for a, b in combinations(hand, 2):
-            if PAIR.get((a, b), 0) > state.pair:
+            if PAIR.get((a, b), 0) > pair:
                 candidates.append((a, b))
+    last = (seat + 1) % state.players == state.leader
+    unseen_tops: list[int] | None = None  # worked out at the first column won, if not ``last``
+    seen: set[tuple[int, ...]] = set()
     best: tuple[float, tuple[int, ...]] | None = None
     for faces in candidates:
-        won = _settle(state, faces)
-        score = -sum(VALUE[f] for f in faces)
-        for i, w in enumerate(won):
-            if w:
-                score += 100 if last or not _can_be_beaten(faces[i], unseen) else 50
+        if faces in seen:
+            continue  # the same score again: it cannot replace the best (strict ``>``)
+        seen.add(faces)
+        # the same float operations in the same order as ever (``sum`` of the values in column order, then
+        # a bonus per column won in column order): equal scores are ties, and ties decide the move
+        score = -sum(map(_VALUE.__getitem__, faces))
+        by_pair = pair and PAIR.get((faces[0], faces[1]), 0) > pair
+        # tile by tile only the columns in ``able`` can be won
+        for i in range(n) if by_pair else able:
+            f = faces[i]
+            if by_pair or ON[tops[i]][f]:
+                if last:
+                    score += 100
+                else:
+                    if unseen_tops is None:
+                        unseen_tops = _unseen_tops(state, seat)
+                    score += 100 if STRENGTH[f] >= unseen_tops[CIVIL[f]] else 50
         if best is None or score > best[0]:
             best = (score, faces)
     assert best is not None  # the empty subset always gives a placement
-    return place_move(best[1])
+    return best[1]
 
 
 def greedy(state: TienGowWallState, seat: int, rng: random.Random) -> Move:
     """One-ply choice for ``seat`` (which must be to move): see the module docstring."""
     if not state.cols:
-        return _greedy_lead(state, seat)
-    return _greedy_follow(state, seat)
+        return lead_move(_lead(state, seat))
+    return place_move(_follow(state, seat))
 
 
 def playout(state: TienGowWallState, rng: random.Random) -> Move:
@@ -140,6 +215,21 @@ def playout(state: TienGowWallState, rng: random.Random) -> Move:
     earlier policy judged tiles *safe* by the sampled world's actual hands (a clairvoyant model of every
     player) and measured weaker: docs/ai.md, "The wall variant"."""
     return greedy(state, state.turn, rng)
+
+
+def rollout(state: State, rng: random.Random) -> None:
+    """``playout`` move after move until the current deal (game) ends: the search's playout in one call,
+    with the same moves as calling ``playout`` and ``apply`` in a loop (``tests/test_rollouts.py`` plays
+    both from thousands of sampled positions and compares the states; neither draws from ``rng``).  It
+    saves the loop's per-move overhead -- ``to_move``, ``deals_done``, ``playout``, ``greedy`` and the
+    interned ``Move`` -- and plays the tiles through the engine's own ``apply`` code (``_play``)."""
+    st = cast(TienGowWallState, state)
+    play = st._play
+    deals = st.deals  # appended to in place at the end of a game
+    deal = len(deals)
+    while st.turn >= 0 and len(deals) == deal:
+        t = st.turn
+        play(_follow(st, t) if st.cols else _lead(st, t))
 
 
 def move_class(state: TienGowWallState, move: Move) -> tuple[int, ...]:
