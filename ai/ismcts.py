@@ -83,7 +83,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from ai import Decision, Engine, Param, Preset
-from ai.greedy import heuristic
+from ai.greedy import heuristic, heuristics_for
 from ai.heuristics import play_to_deal_end
 from engine.game import Move, Seat, State
 
@@ -330,14 +330,30 @@ def _with_observation(world: State, seat: Seat, moves: list[Move], keys: list[in
     return rng.choice(same)
 
 
+class _NoDraws(random.Random):
+    """The generator handed to a rollout that declares it never draws (``ROLLOUT_DRAWS = False`` in its
+    heuristics module): seeding a fresh one per playout would cost a twentieth of a wall-game playout, and a
+    draw after all fails loudly instead of going unnoticed."""
+
+    def random(self) -> float:
+        raise AssertionError("this rule set's rollout declares that it never draws (ROLLOUT_DRAWS)")
+
+    def getrandbits(self, k: int) -> int:
+        raise AssertionError("this rule set's rollout declares that it never draws (ROLLOUT_DRAWS)")
+
+
+_NO_DRAWS = _NoDraws(0)
+
+
 def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int, time_ms: float,
-                  policy: Policy | None, rng: random.Random,
-                  rollout: Rollout | None = None) -> tuple[list[int], list[float], int, int, float, float, float]:
+                  policy: Policy | None, rng: random.Random, rollout: Rollout | None = None,
+                  rollout_draws: bool = True) -> tuple[list[int], list[float], int, int, float, float, float]:
     """The paired root of a rule set that opts in (``ai.heuristics.<rules>.distinct``; issue 13): sequential
     halving over ``moves`` (the root's strategically distinct moves) with *common determinizations*.  Each
     round samples worlds of ``seat``'s information set (``root.determinize``) and plays every surviving
     move in every one of them, each followed by a playout to the end of the deal (``policy``, or
-    ``rollout``, its fast path) that draws from the same random stream for every move of that world; then
+    ``rollout``, its fast path; ``rollout_draws=False``: a rollout that never draws, given no generator of
+    its own) that draws from the same random stream for every move of that world; then
     the better half of the survivors, by mean payoff change of ``seat`` over the worlds they all met, goes
     on.  Survivors are always compared on the same worlds, so a world's luck -- most of a playout's
     variance -- cancels out of every comparison.
@@ -387,7 +403,8 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
                     break
                 w = world.clone()
                 w.apply(moves[i])
-                r = random.Random(stream)
+                # every move of this world plays from the same stream (unless the rollout never draws)
+                r = random.Random(stream) if rollout is None or rollout_draws else _NO_DRAWS
                 if rollout is not None:
                     rollout(w, r)
                 elif policy is not None:
@@ -518,9 +535,10 @@ class IsmctsEngine(Engine):
                                       "candidates": [{"move": m.id, "visits": 0, "mean_reward": None}
                                                      for m in sorted(moves, key=lambda m: m is not reps[0])]},
                             tuple(moves))
+        module = heuristics_for(state.rules.id)
         visits, totals, winner, done, elapsed, lo, hi = paired_search(
             state, seat, reps, iterations=params["iterations"], time_ms=params["time_ms"], policy=policy,
-            rng=rng, rollout=rollout)
+            rng=rng, rollout=rollout, rollout_draws=getattr(module, "ROLLOUT_DRAWS", True))
         span = hi - lo
         by_id = {m.id: i for i, m in enumerate(reps)}
         out: list[tuple[int, int, float, int, dict[str, Any]]] = []

@@ -209,6 +209,27 @@ def test_the_paired_search_spends_exactly_its_budget_and_picks_a_most_played_sur
             assert lo <= min(t / v for t, v in zip(totals, visits, strict=True) if v) <= hi
 
 
+def test_a_rollout_that_declares_no_draws_gets_no_generator_and_one_that_draws_anyway_fails_loudly():
+    """Issue 14: the wall's greedy rollout never draws (``ROLLOUT_DRAWS = False``), so the paired root seeds
+    no generator per playout; the same search with a fresh generator per playout decides the same, and a
+    rollout that drew after declaring it never does would stop the search, not skew it."""
+    assert heuristics.ROLLOUT_DRAWS is False
+    s = positions(4, 1, 91)[0]
+    reps = heuristics.distinct(s)
+    runs = [paired_search(s, s.to_move, reps, iterations=200, time_ms=600_000, policy=heuristics.playout,
+                          rng=random.Random(4), rollout=heuristics.rollout, rollout_draws=draws)
+            for draws in (False, True)]
+    assert runs[0][:4] == runs[1][:4]
+
+    def drawing(state, rng):
+        rng.random()
+        heuristics.rollout(state, rng)
+
+    with pytest.raises(AssertionError, match="ROLLOUT_DRAWS"):
+        paired_search(s, s.to_move, reps, iterations=20, time_ms=600_000, policy=heuristics.playout,
+                      rng=random.Random(4), rollout=drawing, rollout_draws=False)
+
+
 def test_only_the_wall_variant_opts_into_the_paired_root():
     assert [r for r in sorted(engine.RULES) if heuristic(r, "distinct") is not None] == ["tiengow_wall"]
     for rules_id in sorted(engine.RULES):

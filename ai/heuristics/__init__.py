@@ -6,7 +6,9 @@ the deal in one call, with the same moves and draws: the search's fast path, iss
 ``hidden(state, moves, rng)`` (which of several moves that look the same to the searching seat another
 seat plays) with, optionally, ``observe(state)`` (for a node where another seat is to move: the distinct
 observation keys of its legal moves in legal order and the move played for each, as the search's general
-path computes them with ``hidden``: the search's fast path for those nodes, issue 14).
+path computes them with ``hidden``: the search's fast path for those nodes, issue 14).  A module whose
+``rollout`` never draws from its generator says so with ``ROLLOUT_DRAWS = False`` (the paired root then
+seeds no generator per playout).
 """
 
 from __future__ import annotations

@@ -217,6 +217,11 @@ def playout(state: TienGowWallState, rng: random.Random) -> Move:
     return greedy(state, state.turn, rng)
 
 
+#: ``rollout`` never draws from its generator (greedy play is deterministic): the paired root need not seed
+#: one per playout (``ai.ismcts.paired_search``)
+ROLLOUT_DRAWS = False
+
+
 def rollout(state: State, rng: random.Random) -> None:
     """``playout`` move after move until the current deal (game) ends: the search's playout in one call,
     with the same moves as calling ``playout`` and ``apply`` in a loop (``tests/test_rollouts.py`` plays
