@@ -38,6 +38,16 @@ def _positions(rules_id: str, players: int, options: dict, count: int):
         yield seed, state.determinize(state.to_move, random.Random(~seed))
 
 
+def _compared(world: State) -> dict:
+    """The stored state less what a rollout may leave stale: Kozel's hand slots (the public void facts that
+    only ``determinize`` and ``view`` read) are not kept by its rollout on the search's halting world, which
+    is thrown away once its payoffs are read (``ai.heuristics.kozel.rollout``)."""
+    d = world.to_dict()
+    if world.rules.id == "kozel":
+        del d["slots"]
+    return d
+
+
 #: every rule set with a rollout fast path, in every player count and variant the conformance test plays
 CASES = [(rules_id, players, options)
          for rules_id, ruleset in sorted(engine.RULES.items()) if heuristic(rules_id, "rollout") is not None
@@ -63,7 +73,7 @@ def test_rollout_plays_the_playout_policy_exactly(rules_id, players, options):
         fast_rng, slow_rng = random.Random(seed), random.Random(seed)
         rollout(fast, fast_rng)
         _reference(slow, slow_rng)
-        assert fast.to_dict() == slow.to_dict(), f"{rules_id} seed {seed}: the rollout reached another state"
+        assert _compared(fast) == _compared(slow), f"{rules_id} seed {seed}: the rollout reached another state"
         assert fast_rng.getstate() == slow_rng.getstate(), f"{rules_id} seed {seed}: the rollout drew differently"
         checked += 1
     assert checked > 100

@@ -24,18 +24,16 @@ from engine.kozel import (
     DOUBLE_PAIR,
     DOUBLES,
     DOUBLES_BASE,
-    DRAW,
     FIRST,
     FISH,
     LEFT,
     LEFT_PLAYS,
     NUM_TILES,
     OUT,
-    PASS,
+    RIGHT,
     RIGHT_PLAYS,
     ZERO_ZERO,
     KozelState,
-    drop_slot,
     pips,
 )
 from engine.tiles import D_HI, D_LO, D_OTHER, D_PIPS, domino
@@ -135,18 +133,26 @@ def rollout(state: State, rng: random.Random) -> None:
 
     Issue 14: the moves of a player who can match an end are built from the engine's tables as
     ``legal_moves`` builds them, and a tile played at an end -- most moves of a round -- is applied here as
-    the engine's ``_apply`` does it (hand, table, line, the slot it leaves, the new end, then going out,
-    fish or the next seat).  Everything else (the lead, the two-doubles move, draws and passes, the end of
-    the round) goes through the engine's own ``legal_moves`` and ``apply``."""
+    the engine's ``_apply`` does it (hand, table, line, the new end, then going out, fish or the next
+    seat); so are the two-doubles move, draws and passes.  The lead (only ever the rollout's first move)
+    and the end of the round go through the engine's own ``legal_moves``, ``apply`` and ``_end_round``.
+
+    On a halting world (the search's sample) the rollout does not keep the hand slots (``slots``, the
+    public void facts that only ``determinize``, ``view`` and ``_apply``'s own slot bookkeeping read): a
+    play does not drop its slot, a draw or pass does not record its void.  The search throws the world
+    away after the rollout and reads only its ``running_payoffs`` (totals); ``_end_round`` reads the hands,
+    not the slots; the engine's ``apply`` is called only for a lead, before the rollout has changed
+    anything.  ``tests/test_rollouts.py`` therefore compares everything but the slots."""
     st = cast(KozelState, state)
     if not st.halt_at_deal_end:
         play_to_deal_end(st, playout, rng)
         return
     hands = st.hands
-    slots = st.slots
     line = st.line
     bazaar = st.bazaar
+    drawn = st.drawn
     nxt = st.next
+    getrandbits = rng.getrandbits
     while True:  # halting at the round's end sets turn to -1
         s = st.turn
         if s < 0:
@@ -160,31 +166,43 @@ def rollout(state: State, rng: random.Random) -> None:
         a = hand & NUM_TILES[left]
         b = hand & NUM_TILES[right]
         if not (a or b):
-            # draw or pass: one move, and ``_pick`` still draws its index
-            below(rng, 1)
-            st.apply(DRAW if bazaar else PASS)
+            # draw or pass: one move, and ``_pick`` still draws its index (``below(rng, 1)`` spelled out)
+            while getrandbits(1):
+                pass
+            if bazaar:
+                # a draw, as ``KozelState._apply`` makes it (but for the slots)
+                hands[s] = hand | 1 << bazaar.pop()
+                drawn[s] += 1
+                if not bazaar and st._is_fish():
+                    st._end_round(FISH, None)
+            else:
+                st.turn = nxt[s]
             continue
         moves = LEFT_PLAYS[left][a] + RIGHT_PLAYS[right][b]
+        pair = 0
         if left != right:
             pair = DOUBLE_PAIR[left][right]
             if hand & pair == pair:
                 moves.append(DOUBLES[left * 7 + right])
-        move = _pick(moves, rng)
-        code = move.code
+        code = _pick(moves, rng).code
+        # the move as ``KozelState._apply`` plays it (but for the slots)
         if code >= DOUBLES_BASE:
-            st.apply(move)
-            continue
-        # a tile at an end, as ``KozelState._apply`` plays it
-        t = code >> 2
-        hand ^= 1 << t
-        hands[s] = hand
-        st.table |= 1 << t
-        line.append(code)
-        drop_slot(slots[s], t)
-        if code & 3 == LEFT:
-            st.left = D_OTHER[t][left]
+            # the two doubles: the ends show the same numbers as before
+            hand ^= pair
+            st.table |= pair
+            line.append(domino(left, left) * 4 + LEFT)
+            line.append(domino(right, right) * 4 + RIGHT)
         else:
-            st.right = D_OTHER[t][right]
+            # a tile at an end
+            t = code >> 2
+            hand ^= 1 << t
+            st.table |= 1 << t
+            line.append(code)
+            if code & 3 == LEFT:
+                st.left = D_OTHER[t][left]
+            else:
+                st.right = D_OTHER[t][right]
+        hands[s] = hand
         st.last_player = s
         if not hand:
             st._end_round(OUT, None)
