@@ -111,8 +111,12 @@ def playout(state: State, rng: random.Random) -> Move:
     return _pick(state.legal_moves(), rng)
 
 
+#: how often the playout policy plays a uniformly random move
+_EXPLORE = 0.2
+
+
 def _pick(moves: list[Move], rng: random.Random) -> Move:
-    if len(moves) == 1 or rng.random() < 0.2:
+    if len(moves) == 1 or rng.random() < _EXPLORE:
         return moves[below(rng, len(moves))]
     best = -1.0
     pick: list[Move] = []
@@ -124,6 +128,22 @@ def _pick(moves: list[Move], rng: random.Random) -> Move:
         elif w == best:
             pick.append(m)
     return pick[0] if len(pick) == 1 else pick[below(rng, len(pick))]
+
+
+def _tops(table: dict[int, list[Move]]) -> dict[int, tuple[float, tuple[Move, ...]]]:
+    """Per hand subset of an end's table (``LEFT_PLAYS[n]``, ``RIGHT_PLAYS[n]``): the heaviest ``_SHED``
+    weight of its moves (-1 for none) and its moves of that weight in list order."""
+    out = {}
+    for sub, moves in table.items():
+        best = max((_SHED[m.code] for m in moves), default=-1.0)
+        out[sub] = (best, tuple(m for m in moves if _SHED[m.code] == best))
+    return out
+
+
+# ``_pick``'s heaviest moves at either end looked up instead of found by a loop over the moves: the
+# rollout picks one per play (issue 14)
+_LEFT_TOPS = tuple(_tops(table) for table in LEFT_PLAYS)
+_RIGHT_TOPS = tuple(_tops(table) for table in RIGHT_PLAYS)
 
 
 def rollout(state: State, rng: random.Random) -> None:
@@ -153,6 +173,7 @@ def rollout(state: State, rng: random.Random) -> None:
     drawn = st.drawn
     nxt = st.next
     getrandbits = rng.getrandbits
+    random_ = rng.random
     while True:  # halting at the round's end sets turn to -1
         s = st.turn
         if s < 0:
@@ -178,13 +199,44 @@ def rollout(state: State, rng: random.Random) -> None:
             else:
                 st.turn = nxt[s]
             continue
-        moves = LEFT_PLAYS[left][a] + RIGHT_PLAYS[right][b]
+        at_left = LEFT_PLAYS[left][a]
+        at_right = RIGHT_PLAYS[right][b]
+        n = len(at_left) + len(at_right)
         pair = 0
+        doubles = None
         if left != right:
             pair = DOUBLE_PAIR[left][right]
             if hand & pair == pair:
-                moves.append(DOUBLES[left * 7 + right])
-        code = _pick(moves, rng).code
+                doubles = DOUBLES[left * 7 + right]
+                n += 1
+        # ``_pick`` over the legal moves (plays at the left end, at the right end, the two doubles)
+        if n == 1:
+            # the one move (two doubles are never alone: L-L also plays at the left); ``below(rng, 1)``
+            while getrandbits(1):
+                pass
+            code = (at_left or at_right)[0].code
+        elif random_() < _EXPLORE:
+            moves = at_left + at_right
+            if doubles is not None:
+                moves.append(doubles)
+            code = moves[below(rng, n)].code
+        else:
+            # the heaviest of both ends' heaviest, ties in legal order
+            w_left, top_left = _LEFT_TOPS[left][a]
+            w_right, top_right = _RIGHT_TOPS[right][b]
+            if w_left > w_right:
+                best, top = w_left, top_left
+            elif w_right > w_left:
+                best, top = w_right, top_right
+            else:
+                best, top = w_left, top_left + top_right
+            if doubles is not None:
+                w = _SHED[doubles.code]
+                if w > best:
+                    top = (doubles,)
+                elif w == best:
+                    top += (doubles,)
+            code = (top[0] if len(top) == 1 else top[below(rng, len(top))]).code
         # the move as ``KozelState._apply`` plays it (but for the slots)
         if code >= DOUBLES_BASE:
             # the two doubles: the ends show the same numbers as before
