@@ -13,7 +13,7 @@ import pytest
 import engine
 from ai.greedy import heuristic
 from ai.heuristics import play_to_deal_end
-from engine.game import State
+from engine.game import State, below, shuffle
 
 
 def _reference(world: State, rng: random.Random) -> None:
@@ -99,3 +99,19 @@ def test_tiengow_last_discard_is_the_hands_last_tiles():
                 assert tiengow.moves_for(hand, sit)[-1] is tiengow._discard_of(hand[-n:]), (hand, n)
                 checked += 1
     assert checked > 8000
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 20, 36, 64, 128, 129, 300])
+def test_the_search_chance_helpers_draw_as_random_does(n):
+    """``engine.game.shuffle`` and ``below`` (every determinization and rollout draws through them) give the
+    results of ``rng.shuffle`` and ``rng.randrange`` and leave the generator in the same state, for
+    lengths the shuffle's table of steps has met and for new ones."""
+    for seed in range(30):
+        fast, slow = random.Random(seed), random.Random(seed)
+        a, b = list(range(n)), list(range(n))
+        shuffle(a, fast)
+        slow.shuffle(b)
+        assert a == b
+        if n:
+            assert below(fast, n) == slow.randrange(n)
+        assert fast.getstate() == slow.getstate()
