@@ -100,6 +100,9 @@ OUTRANKED_BY: tuple[Mask, ...] = tuple(
 # Pip sums of a hand mask by 7-bit chunks: a round end is on every playout, a bit loop is not needed there.
 _PIP_CHUNKS: tuple[tuple[int, ...], ...] = tuple(
     tuple(sum(D_PIPS[base + i] for i in range(7) if c >> i & 1) for c in range(128)) for base in (0, 7, 14, 21))
+#: _CHUNK_TILES[k][c]: the tiles of the 7-bit chunk ``c`` of a mask's bits 7k..7k+6, ascending
+_CHUNK_TILES: tuple[tuple[tuple[Tile, ...], ...], ...] = tuple(
+    tuple(tuple(base + i for i in range(7) if c >> i & 1) for c in range(128)) for base in (0, 7, 14, 21))
 
 HAND_SIZE = {2: 7, 3: 5, 4: 5}
 TEAM_HAND_SIZE = 7
@@ -129,12 +132,9 @@ def hand_value(hand: Mask, zero_zero_always_25: bool) -> int:
 
 def tiles_of(mask: Mask) -> list[Tile]:
     """The tile ids of a mask, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+    # by 7-bit chunks from a table, not bit by bit: every determinization lists the unseen tiles (issue 14)
+    return [*_CHUNK_TILES[0][mask & 127], *_CHUNK_TILES[1][mask >> 7 & 127],
+            *_CHUNK_TILES[2][mask >> 14 & 127], *_CHUNK_TILES[3][mask >> 21 & 127]]
 
 
 def mask_of(tiles: Sequence[Tile]) -> Mask:
