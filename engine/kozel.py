@@ -60,7 +60,10 @@ always finds an assignment when one exists and never gives a seat a tile it has 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import reduce
+from itertools import accumulate
+from operator import or_
 from typing import Any
 
 from engine.exceptions import BadOptions, BadState, InvalidMove
@@ -137,11 +140,12 @@ def tiles_of(mask: Mask) -> list[Tile]:
             *_CHUNK_TILES[2][mask >> 14 & 127], *_CHUNK_TILES[3][mask >> 21 & 127]]
 
 
-def mask_of(tiles: Sequence[Tile]) -> Mask:
-    m = 0
-    for t in tiles:
-        m |= 1 << t
-    return m
+def mask_of(tiles: Iterable[Tile]) -> Mask:
+    # ``1 << t`` OR-ed together in C (every determinization builds the hands from tile lists)
+    return reduce(or_, map(_BIT, tiles), 0)
+
+
+_BIT = (1).__lshift__
 
 
 def names(mask: Mask) -> list[str]:
@@ -805,11 +809,7 @@ class KozelState(State):
 
     def slot_masks(self, seat: Seat) -> list[Mask]:
         """The forbidden-tile mask of each of ``seat``'s hand slots, oldest first (public knowledge)."""
-        out = []
-        acc = 0
-        for x in reversed(self.slots[seat]):
-            acc |= x
-            out.append(acc)
+        out = list(accumulate(reversed(self.slots[seat]), or_))
         out.reverse()
         return out
 
@@ -827,7 +827,7 @@ class KozelState(State):
             unseen &= ~(1 << self.lead)
         pool = tiles_of(unseen)
         shuffle(pool, rng)
-        owners: list[Seat] = []
+        sizes: list[tuple[Seat, int]] = []
         masks: list[Mask] = []
         for p in range(n):
             if p == seat:
@@ -835,19 +835,20 @@ class KozelState(State):
             pm = self.slot_masks(p)
             if p == fixed_seat:
                 pm = pm[1:]
-            owners.extend([p] * len(pm))
+            sizes.append((p, len(pm)))
             masks.extend(pm)
-        assigned = _assign(pool, masks)
+        _assign(pool, masks)
         hands = [0] * n
         hands[seat] = self.hands[seat]
         if fixed_seat >= 0:
             hands[fixed_seat] |= 1 << self.lead
-        used = 0
-        for p, t in zip(owners, assigned, strict=True):
-            hands[p] |= 1 << t
-            used |= 1 << t
+        # the slots' tiles lead the pool, seat after seat; the rest is the bazaar
+        start = 0
+        for p, k in sizes:
+            hands[p] |= mask_of(pool[start:start + k])
+            start += k
         world.hands = hands
-        world.bazaar = [t for t in pool if not used >> t & 1]
+        world.bazaar = pool[start:]
         return world
 
 
@@ -868,8 +869,10 @@ def drop_slot(slots: list[Mask], tile: Tile) -> None:
     del slots[j]
 
 
-def _assign(pool: list[Tile], masks: list[Mask]) -> list[Tile]:
-    """One tile of ``pool`` (a shuffled list) per slot, never a tile of the slot's forbidden mask.
+def _assign(pool: list[Tile], masks: list[Mask]) -> None:
+    """One tile of ``pool`` (a shuffled list) per slot, never a tile of the slot's forbidden mask: ``pool``
+    is reordered so that it starts with the slots' tiles in slot order, the other tiles following in their
+    order.
 
     Slots are filled most constrained first with the first free allowed tile in pool order; a slot that
     finds none takes one by an augmenting path (Kuhn's algorithm), so an assignment is found whenever one
@@ -878,7 +881,7 @@ def _assign(pool: list[Tile], masks: list[Mask]) -> list[Tile]:
     """
     k = len(masks)
     if not any(masks):
-        return pool[:k]  # nothing known: the shuffle is the deal
+        return  # nothing known: the shuffle is the deal
     pool_mask = mask_of(pool)
     order = sorted(range(k), key=lambda i: ((pool_mask & ~masks[i]).bit_count(), i))
     owner: dict[Tile, int] = {}
@@ -907,7 +910,7 @@ def _assign(pool: list[Tile], masks: list[Mask]) -> list[Tile]:
         else:
             if not augment(i, set()):
                 raise BadState("the revealed voids leave no possible deal")
-    return got
+    pool[:] = got + [t for t in pool if t not in owner]
 
 
 KOZEL = register(RuleSet(
