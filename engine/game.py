@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
@@ -559,7 +559,7 @@ def resigned_ranking(ranking: list[Seat], losers: Iterable[Seat]) -> list[Seat]:
     return [s for s in ranking if s not in out] + [s for s in ranking if s in out]
 
 
-def mean_centered(values: list[float], *, sign: float = 1.0) -> list[float]:
+def mean_centered(values: Sequence[float], *, sign: float = 1.0) -> list[float]:
     """``sign * (v - mean)`` per seat: payoffs that sum to zero from per-seat scores."""
     m = sum(values) / len(values)
     return [sign * (v - m) for v in values]

@@ -712,10 +712,12 @@ class KozelState(State):
 
     def scores(self) -> list[int]:
         """Per seat: the recorded total of its side (low is good)."""
-        return [self.totals[self._side(s)] for s in range(self.players)]
+        # every seat's own total, or in team play (four seats) the total of side ``seat % 2``: no call per
+        # seat, the search reads the payoffs twice an iteration
+        return self.totals * 2 if self.teams else self.totals[:]
 
     def running_payoffs(self) -> list[float]:
-        return mean_centered([float(x) for x in self.scores()], sign=-1.0)
+        return mean_centered(self.scores(), sign=-1.0)
 
     def goats(self) -> list[Seat]:
         """The seats holding the highest total once somebody reached the target (empty before)."""
