@@ -61,7 +61,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from itertools import compress
-from operator import mul
+from operator import lt, mul
 from typing import Any
 
 from engine.exceptions import BadState, InvalidMove
@@ -192,6 +192,15 @@ _ARITY = {"capture": 2, "take": 2, "triple": 1, "fourth": 1}
 
 #: phases
 PART1, CHOOSE, OVER = 0, 1, 2
+
+
+#: no face capped: ``caps`` entries below it can bind
+_UNCAPPED: tuple[int, ...] = (NO_CAP,) * NF
+
+
+def _within(tiles: list[Face], cap: Sequence[int]) -> bool:
+    """Whether ``tiles`` hold no face more often than ``cap`` allows."""
+    return all(tiles.count(f) <= cap[f] for f in compress(FACES, map(lt, cap, _UNCAPPED)))
 
 
 def _names(counts: Sequence[int]) -> list[str]:
@@ -756,10 +765,31 @@ class TiuUState(State):
         """Deal the shuffled unseen tiles into the other hands within their caps; ``flat`` is reordered so
         that its first ``sum(need)`` tiles are the hands' and the rest is the stock in draw order."""
         caps = [self.caps[s] for s in others]
+        # Issue 14: when the first ``need[0]`` tiles fit the first hand's caps, the next ``need[1]`` the
+        # second's and so on, the deal below gives each hand exactly that run and leaves ``flat`` as it is
+        # (every hand takes the tiles it can in order, the rest go on to the next): the caps are checked
+        # with a count per capped face, not tile by tile
+        hands: list[list[Face]] = []
+        start = 0
+        for k, cap in zip(need, caps, strict=True):
+            run = flat[start:start + k]
+            if not _within(run, cap):
+                break
+            hands.append(run)
+            start += k
+        else:
+            return hands
+        return self._assign_by_draws(flat, caps, need, rng)
+
+    @classmethod
+    def _assign_by_draws(cls, flat: list[Face], caps: list[list[int]], need: list[int],
+                         rng: random.Random) -> list[list[Face]]:
+        """``_assign`` tile by tile: each tile to the first hand with room whose cap allows it, else to the
+        stock; reshuffled when the hands are not full at the end, up to 30 times, then by flow."""
         wanted = sum(need)
         for _ in range(30):
-            hands: list[list[Face]] = [[] for _ in others]
-            counts = [[0] * NF for _ in others]
+            hands: list[list[Face]] = [[] for _ in caps]
+            counts = [[0] * NF for _ in caps]
             rest: list[Face] = []
             placed = 0
             for j, f in enumerate(flat):
@@ -780,7 +810,7 @@ class TiuUState(State):
                 flat[:] = [f for h in hands for f in h] + rest
                 return hands
             shuffle(flat, rng)
-        return self._assign_by_flow(flat, caps, need, rng)
+        return cls._assign_by_flow(flat, caps, need, rng)
 
     @staticmethod
     def _assign_by_flow(flat: list[Face], caps: list[list[int]], need: list[int],

@@ -391,6 +391,42 @@ def test_determinize_keeps_public_tiles_and_resamples_only_unseen_ones():
     assert len({tuple(w.down) for w in worlds}) > 1
 
 
+@pytest.mark.parametrize(("players", "options"), [(2, {}), (3, {}), (2, {"profile": "classic"}),
+                                                  (3, {"profile": "classic"})])
+def test_determinize_deals_the_unseen_tiles_as_the_tile_by_tile_deal(players, options):
+    """``_assign``'s shortcut (each hand the next run of tiles when the runs fit the caps) deals what the
+    tile-by-tile deal does, and every determinization keeps the tile counts; from positions some random
+    moves into a game, where flips with tiles in hand have capped faces."""
+    kept = [0, 0]
+    for seed in range(60):
+        st = engine.new_game("tiuu", players=players, seed=seed, options=options)
+        walk = random.Random(seed)
+        for _ in range(walk.randrange(30)):
+            if st.finished:
+                break
+            st.apply(walk.choice(st.legal_moves()))
+        if st.finished:
+            continue
+        assert isinstance(st, TiuUState)
+        seat = st.to_move
+        others = [s for s in range(players) if s != seat]
+        need = [st.hsize[s] - sum(st.known[s]) for s in others]
+        for k in range(5):
+            world = st.determinize(seat, random.Random(k))
+            total = [w + world.pool[f] + world.played[f] + sum(h[f] for h in world.hands)
+                     + list(world.down).count(f) for f, w in enumerate([int(f == st.pending) for f in range(21)])]
+            assert tuple(total) == TOTAL
+            flat = [f for f in range(21) for _ in range(4)][:sum(need) + 10]
+            random.Random(k).shuffle(flat)
+            fast, slow = flat[:], flat[:]
+            got = st._assign(fast, others, need, random.Random(k))
+            want = TiuUState._assign_by_draws(slow, [st.caps[s] for s in others], need, random.Random(k))
+            assert (got, fast) == (want, slow)
+            kept[fast == flat] += 1
+    # both ways ran: hands that were the next runs of tiles, and deals that had to skip tiles
+    assert min(kept) > 20
+
+
 def test_determinize_respects_what_a_compulsory_flip_reveals():
     # seat 0 flips with tiles in hand: it holds nothing matching 6-4, 5-3 or 1-1
     st = layout(hands=[["3-2", "3-2"], ["6-1"]], pool=["6-4", "5-3", "1-1"], stock=["2-2", "4-3", "6-6", "5-2"])
