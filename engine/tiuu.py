@@ -60,8 +60,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from itertools import compress
-from operator import lt, mul
+from itertools import chain, compress, repeat
+from operator import lt, mul, sub
 from typing import Any
 
 from engine.exceptions import BadState, InvalidMove
@@ -735,20 +735,19 @@ class TiuUState(State):
         if self.phase == OVER:
             return w
         n = self.players
-        unseen = list(TOTAL)
-        own = self.hands[seat]
-        for f in FACES:
-            unseen[f] -= self.pool[f] + self.played[f] + own[f]
+        # per face: the copies not in the pool, not played (catches, face-up stacks), not in the own hand
+        unseen = [t - p - q - o
+                  for t, p, q, o in zip(TOTAL, self.pool, self.played, self.hands[seat], strict=True)]
         if self.pending >= 0:
             unseen[self.pending] -= 1
         others = [s for s in range(n) if s != seat]
         need = []
         for s in others:
             k = self.known[s]
-            for f in FACES:
-                unseen[f] -= k[f]
+            unseen = list(map(sub, unseen, k))
             need.append(self.hsize[s] - sum(k))
-        flat = [f for f in FACES for _ in range(unseen[f])]
+        # each face as many times as it is unseen, in face order (built in C: every iteration does it)
+        flat = list(chain.from_iterable(map(repeat, FACES, unseen)))
         shuffle(flat, rng)
         hidden = self._assign(flat, others, need, rng)
         for s, tiles in zip(others, hidden, strict=True):

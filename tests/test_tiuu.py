@@ -20,6 +20,14 @@ def layout(players: int = 2, **kw) -> TiuUState:
     return TiuUState.from_layout(players, **kw)
 
 
+def tile_counts(st: TiuUState) -> tuple[int, ...]:
+    """Copies of each face in the pool, played (catches and face-up stacks), the hands, the face-down stock
+    and the flipped tile waiting for a choice: the double set's ``TOTAL`` in every consistent state."""
+    down = list(st.down[st.dpos:])
+    return tuple(st.pool[f] + st.played[f] + sum(h[f] for h in st.hands) + down.count(f) + (f == st.pending)
+                 for f in range(21))
+
+
 def counts(names: list[str]) -> list[int]:
     c = [0] * 21
     for n in names:
@@ -413,9 +421,7 @@ def test_determinize_deals_the_unseen_tiles_as_the_tile_by_tile_deal(players, op
         need = [st.hsize[s] - sum(st.known[s]) for s in others]
         for k in range(5):
             world = st.determinize(seat, random.Random(k))
-            total = [w + world.pool[f] + world.played[f] + sum(h[f] for h in world.hands)
-                     + list(world.down).count(f) for f, w in enumerate([int(f == st.pending) for f in range(21)])]
-            assert tuple(total) == TOTAL
+            assert tile_counts(world) == TOTAL
             flat = [f for f in range(21) for _ in range(4)][:sum(need) + 10]
             random.Random(k).shuffle(flat)
             fast, slow = flat[:], flat[:]
@@ -425,6 +431,29 @@ def test_determinize_deals_the_unseen_tiles_as_the_tile_by_tile_deal(players, op
             kept[fast == flat] += 1
     # both ways ran: hands that were the next runs of tiles, and deals that had to skip tiles
     assert min(kept) > 20
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_determinize_deals_only_the_unseen_tiles_when_hands_hold_public_ones(players):
+    """Games played with tripling whenever it is legal, until another seat holds tiles it drew face up:
+    a determinization keeps those tiles in its hand and deals the rest of the set, no copy more or less."""
+    checked = 0
+    for seed in range(100):
+        st = engine.new_game("tiuu", players=players, seed=seed)
+        assert isinstance(st, TiuUState)
+        walk = random.Random(seed)
+        while not st.finished and not any(sum(st.known[s]) for s in range(players) if s != st.to_move):
+            moves = st.legal_moves()
+            grow = [m for m in moves if m.action in ("triple", "fourth")]
+            st.apply(grow[0] if grow else walk.choice(moves))
+        if st.finished:
+            continue
+        for k in range(5):
+            world = st.determinize(st.to_move, random.Random(k))
+            assert tile_counts(world) == TOTAL
+            assert all(w >= p for s in range(players) for w, p in zip(world.hands[s], st.known[s], strict=True))
+        checked += 1
+    assert checked > 10
 
 
 def test_determinize_respects_what_a_compulsory_flip_reveals():
