@@ -633,8 +633,17 @@ class TiuUState(State):
         seat = self.turn
         pool = self.pool
         match = self.match
+        down = self.down
         while self.nstock:
-            s, up = self._draw()
+            dpos = self.dpos
+            if dpos < len(down):
+                # a face-down tile, as ``_draw`` takes it (spelled out: most flips are of these)
+                self.nstock -= 1
+                s = down[dpos]
+                self.dpos = dpos + 1
+                up = False
+            else:
+                s, up = self._draw()
             found = -1
             several = False
             for t in match[s]:
