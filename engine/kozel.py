@@ -133,6 +133,12 @@ def hand_value(hand: Mask, zero_zero_always_25: bool) -> int:
     return pips(hand)
 
 
+def is_fish(left: int, right: int, table: Mask) -> bool:
+    """With the bazaar empty: whether nobody can play on a line with these ends and these tiles on the
+    table (``KozelState._is_fish``)."""
+    return left == right and not NUM_TILES[left] & ~table
+
+
 def tiles_of(mask: Mask) -> list[Tile]:
     """The tile ids of a mask, ascending."""
     # by 7-bit chunks from a table, not bit by bit: every determinization lists the unseen tiles (issue 14)
@@ -603,8 +609,7 @@ class KozelState(State):
         """Bazaar empty (checked by the caller) and nobody can play.  With the bazaar empty every tile off
         the table is in a hand, and a number shows on eight half-faces, so nobody can play exactly when
         both ends show the same number and all seven tiles of it are on the table (kozel.md §5)."""
-        n = self.left
-        return n == self.right and not NUM_TILES[n] & ~self.table
+        return is_fish(self.left, self.right, self.table)
 
     # ---- scoring
 

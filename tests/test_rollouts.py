@@ -14,6 +14,7 @@ import engine
 from ai.greedy import heuristic
 from ai.heuristics import play_to_deal_end
 from engine.game import State, below, shuffle
+from engine.kozel import KozelState
 
 
 def _reference(world: State, rng: random.Random) -> None:
@@ -41,10 +42,12 @@ def _positions(rules_id: str, players: int, options: dict, count: int):
 def _compared(world: State) -> dict:
     """The stored state less what a rollout may leave stale: Kozel's hand slots (the public void facts that
     only ``determinize`` and ``view`` read) are not kept by its rollout on the search's halting world, which
-    is thrown away once its payoffs are read (``ai.heuristics.kozel.rollout``)."""
+    is thrown away once its payoffs are read (``ai.heuristics.kozel.rollout``).  Kozel's mask of the tiles
+    on the table is not stored (it follows from the line) but the rollout keeps it in a local: compared."""
     d = world.to_dict()
-    if world.rules.id == "kozel":
+    if isinstance(world, KozelState):
         del d["slots"]
+        d["table"] = world.table
     return d
 
 

@@ -34,6 +34,7 @@ from engine.kozel import (
     RIGHT_PLAYS,
     ZERO_ZERO,
     KozelState,
+    is_fish,
     pips,
 )
 from engine.tiles import D_HI, D_LO, D_OTHER, D_PIPS, domino
@@ -174,16 +175,20 @@ def rollout(state: State, rng: random.Random) -> None:
     nxt = st.next
     getrandbits = rng.getrandbits
     random_ = rng.random
-    while True:  # halting at the round's end sets turn to -1
-        s = st.turn
-        if s < 0:
-            return
-        left = st.left
-        right = st.right
+    if st.turn >= 0 and st.left < 0:
+        st.apply(_pick(st.legal_moves(), rng))  # the lead
+    s = st.turn
+    if s < 0:
+        return  # the round is over (before the rollout, or with the lead)
+    # the seat to move, the ends, the tiles on the table and the last to play in locals, stored back when
+    # the round ends (the loop's only way out)
+    left = st.left
+    right = st.right
+    table = st.table
+    last = st.last_player
+    reason = OUT
+    while True:
         hand = hands[s]
-        if left < 0:
-            st.apply(_pick(st.legal_moves(), rng))
-            continue
         a = hand & NUM_TILES[left]
         b = hand & NUM_TILES[right]
         if not (a or b):
@@ -194,10 +199,11 @@ def rollout(state: State, rng: random.Random) -> None:
                 # a draw, as ``KozelState._apply`` makes it (but for the slots)
                 hands[s] = hand | 1 << bazaar.pop()
                 drawn[s] += 1
-                if not bazaar and st._is_fish():
-                    st._end_round(FISH, None)
+                if not bazaar and is_fish(left, right, table):
+                    reason = FISH
+                    break
             else:
-                st.turn = nxt[s]
+                s = nxt[s]
             continue
         at_left = LEFT_PLAYS[left][a]
         at_right = RIGHT_PLAYS[right][b]
@@ -241,24 +247,30 @@ def rollout(state: State, rng: random.Random) -> None:
         if code >= DOUBLES_BASE:
             # the two doubles: the ends show the same numbers as before
             hand ^= pair
-            st.table |= pair
+            table |= pair
             line.append(domino(left, left) * 4 + LEFT)
             line.append(domino(right, right) * 4 + RIGHT)
         else:
             # a tile at an end
             t = code >> 2
             hand ^= 1 << t
-            st.table |= 1 << t
+            table |= 1 << t
             line.append(code)
             if code & 3 == LEFT:
-                st.left = D_OTHER[t][left]
+                left = D_OTHER[t][left]
             else:
-                st.right = D_OTHER[t][right]
+                right = D_OTHER[t][right]
         hands[s] = hand
-        st.last_player = s
+        last = s
         if not hand:
-            st._end_round(OUT, None)
-        elif not bazaar and st._is_fish():
-            st._end_round(FISH, None)
-        else:
-            st.turn = nxt[s]
+            break
+        if not bazaar and is_fish(left, right, table):
+            reason = FISH
+            break
+        s = nxt[s]
+    st.turn = s
+    st.left = left
+    st.right = right
+    st.table = table
+    st.last_player = last
+    st._end_round(reason, None)
