@@ -13,6 +13,7 @@ import random
 from collections import Counter
 
 import pytest
+from positions import walked
 
 import engine
 from ai.heuristics import tiengow as heuristics
@@ -49,13 +50,7 @@ def _kind(state: rules.TienGowState) -> str:
 
 def _positions(options: dict, count: int):
     for seed in range(count):
-        state = engine.new_game("tiengow", players=4, seed=seed, options=options)
-        walk = random.Random(seed)
-        for _ in range(walk.randrange(70)):
-            if state.finished:
-                break
-            moves = state.legal_moves()
-            state.apply(moves[walk.randrange(len(moves))])
+        state = walked("tiengow", 4, seed, 70, options)
         if not state.finished:
             yield state
 

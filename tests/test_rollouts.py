@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from positions import walked
 
 import engine
 from ai.greedy import heuristic
@@ -27,13 +28,7 @@ def _positions(rules_id: str, players: int, options: dict, count: int):
     """Sampled worlds as a search sees them: a match some random moves in, determinized for the seat to
     move."""
     for seed in range(count):
-        state = engine.new_game(rules_id, players=players, seed=seed, options=options)
-        walk = random.Random(seed)
-        for _ in range(walk.randrange(40)):
-            if state.finished:
-                break
-            moves = state.legal_moves()
-            state.apply(moves[walk.randrange(len(moves))])
+        state = walked(rules_id, players, seed, 40, options)
         if state.finished:
             continue
         yield seed, state.determinize(state.to_move, random.Random(~seed))

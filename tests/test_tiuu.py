@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from positions import walked
 
 import engine
 from engine.tiles import CF_NAME, HEAVEN, parse_chinese
@@ -407,12 +408,7 @@ def test_determinize_deals_the_unseen_tiles_as_the_tile_by_tile_deal(players, op
     moves into a game, where flips with tiles in hand have capped faces."""
     kept = [0, 0]
     for seed in range(60):
-        st = engine.new_game("tiuu", players=players, seed=seed, options=options)
-        walk = random.Random(seed)
-        for _ in range(walk.randrange(30)):
-            if st.finished:
-                break
-            st.apply(walk.choice(st.legal_moves()))
+        st = walked("tiuu", players, seed, 30, options)
         if st.finished:
             continue
         assert isinstance(st, TiuUState)

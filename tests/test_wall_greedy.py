@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from itertools import combinations
 
 import pytest
+from positions import walked
 
 import engine
 from ai.heuristics import play_to_deal_end
@@ -199,12 +200,7 @@ def test_the_rollout_stops_at_the_end_of_the_game_on_a_world_that_does_not_halt(
     flag), so the rollout must stop by itself when a game of several ends, with the next game dealt."""
     checked = 0
     for seed in range(60):
-        state = engine.new_game("tiengow_wall", players=2 + seed % 3, seed=seed, options={"games": 2})
-        walk = random.Random(seed)
-        for _ in range(walk.randrange(8)):
-            if state.finished:
-                break
-            state.apply(walk.choice(state.legal_moves()))
+        state = walked("tiengow_wall", 2 + seed % 3, seed, 8, {"games": 2})
         if state.finished:
             continue
         assert not state.halt_at_deal_end
