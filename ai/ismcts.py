@@ -4,8 +4,8 @@ Algorithm: SO-ISMCTS of Cowling, Powley and Whitehouse, "Information Set Monte C
 IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
 
 * one tree for the searching seat's information set; each iteration samples a fresh determinization of
-  the root (``world = root.determinize(seat, rng)``) and descends the tree only through moves legal in
-  that world;
+  the root (``world = root.determinize(seat, rng)``, through ``root.determinizer(seat)``, which a rule set
+  may prepare once per search) and descends the tree only through moves legal in that world;
 * nodes are keyed by what the searching seat observes (issue 17): its own moves by the move
   (``Move.key``), every other seat's moves by the observation the searching seat gets of them
   (``State.observed_keys``: the public part of the move's event).  A Tien Gow face-down discard by
@@ -13,7 +13,9 @@ IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
   that seat; when the descent passes such a node, the move applied is one of the sampled world's moves
   with that observation: the only one, or among several the rule set's model of that hidden choice
   (``ai.heuristics.<rules>.hidden``; Tien Gow: the weakest tiles go face down), else the playout policy's
-  choice if it is one of them, else one at random.  The issue leaves the choice open; a uniform draw (the
+  choice if it is one of them, else one at random.  A rule set with such a model may also give another
+  seat's node in one call (``ai.heuristics.<rules>.observe``: the distinct keys and the move played for
+  each, the same as this general path computes; Tien Gow does, issue 14).  The issue leaves the choice open; a uniform draw (the
   published SO-ISMCTS) made opponents throw away strong tiles in the samples, and at equal time the
   search then lost to the greedy engine at Tien Gow (docs/ai.md).  Moves that hide nothing (every move of Kozel, Tiu U and the wall
   variant, Tien Gow's face-up plays) observe as themselves, and Kozel's and Tiu U's hidden draws are
