@@ -13,13 +13,14 @@ IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
   that seat; when the descent passes such a node, the move applied is one of the sampled world's moves
   with that observation: the only one, or among several the rule set's model of that hidden choice
   (``ai.heuristics.<rules>.hidden``; Tien Gow: the weakest tiles go face down), else the playout policy's
-  choice if it is one of them, else one at random.  A rule set with such a model may also give another
-  seat's node in one call (``ai.heuristics.<rules>.observe``: the distinct keys and the move played for
-  each, the same as this general path computes; Tien Gow does, issue 14).  The issue leaves the choice open; a uniform draw (the
+  choice if it is one of them, else one at random.  The issue leaves the choice open; a uniform draw (the
   published SO-ISMCTS) made opponents throw away strong tiles in the samples, and at equal time the
-  search then lost to the greedy engine at Tien Gow (docs/ai.md).  Moves that hide nothing (every move of Kozel, Tiu U and the wall
-  variant, Tien Gow's face-up plays) observe as themselves, and Kozel's and Tiu U's hidden draws are
-  chance inside ``apply``: the ``draw`` move is one node and each world draws its own tile;
+  search then lost to the greedy engine at Tien Gow (docs/ai.md).  A rule set with such a model may also
+  give another seat's node in one call (``ai.heuristics.<rules>.observe``: the distinct keys and the move
+  played for each, the same as this general path computes; Tien Gow does, issue 14).  Moves that hide
+  nothing (every move of Kozel, Tiu U and the wall variant, Tien Gow's face-up plays) observe as
+  themselves, and Kozel's and Tiu U's hidden draws are chance inside ``apply``: the ``draw`` move is one
+  node and each world draws its own tile;
 * selection is UCB1 with *availability* counts: a child's exploration term uses ``log(availability)``,
   where availability counts the iterations in which the child's move was legal when its parent was
   visited, instead of the parent's visit count (moves that are rarely legal are not over-explored);

@@ -102,12 +102,12 @@ def hidden(state: State, moves: list[Move], rng: random.Random) -> Move:
 
 
 def weakest(hand: tuple[Face, ...], n: int) -> Move:
-    """``hidden``'s choice among every face-down discard of ``n`` tiles of ``hand``: the first, in legal order
-    (combinations of the hand, sorted by face id), of those with the least power.  Without listing them all:
-    a weakest discard holds only tiles no stronger than the hand's ``n``-th weakest (a stronger one swapped for
-    a weaker unused tile would lower the sum by at least the smallest gap between two powers, 1/22, far above
-    any rounding of a sum of four), so only the combinations of those tiles are summed, in the same order
-    and with the same sums (``_power_of``)."""
+    """``hidden``'s choice among every face-down discard of ``n`` tiles of ``hand``: the first, in legal
+    order (combinations of the hand, sorted by face id), of those with the least power.  Without listing
+    them all: a weakest discard holds only tiles no stronger than the hand's ``n``-th weakest (a stronger
+    one swapped for a weaker unused tile would lower the sum by at least the smallest gap between two
+    powers, 1/22, far above any rounding of a sum of four), so only the combinations of those tiles are
+    summed, in the same order and with the same sums (``_power_of``)."""
     if n == 1:
         return _DISCARD1[min(hand, key=POWER.__getitem__)]
     cut = sorted(map(POWER.__getitem__, hand))[n - 1]
