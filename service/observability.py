@@ -1,5 +1,5 @@
 """Operations for the tilehouse service: request ids, structured JSON logs, Prometheus metrics and the
-health endpoints (issue 8).
+health endpoints.
 
 What it implements and the choices made where the issue is silent:
 
@@ -10,7 +10,7 @@ What it implements and the choices made where the issue is silent:
   and (put there by the service) in ``job.meta["request_id"]`` of the jobs it queues, where the logging
   filter of a worker finds it again: a worker built with :class:`JobLogContext` and :class:`TracingQueue`
   (``worker.py``) puts the job's id and request id on every line it writes from the dequeue of a job until
-  RQ is done with it, RQ's own lines included (issue 16).
+  RQ is done with it, RQ's own lines included.
 - Logs: one JSON object per line (``configure_logging()``, used by the app and by ``worker.py``); each
   request writes one line on the ``tilehouse.request`` logger with method, route template, path, status,
   duration and request id.
@@ -18,7 +18,7 @@ What it implements and the choices made where the issue is silent:
   ``tilehouse_http_requests_total{method,route,status}`` and
   ``tilehouse_http_request_duration_seconds{method,route,status}`` (route = the URL rule, e.g.
   ``/v1/games/<game_id>``, so a label never holds a game id; ``<unmatched>`` for 404s of unknown paths).
-  Every label comes from a closed set (issue 16): ``method`` is one of :data:`KNOWN_METHODS` or ``OTHER``
+  Every label comes from a closed set: ``method`` is one of :data:`KNOWN_METHODS` or ``OTHER``
   (a client may send any token as a method, and each new label value would be a new series for the life
   of the process), ``route`` is a URL rule of the app or ``<unmatched>``, ``status`` is a three-digit
   HTTP status;
@@ -66,8 +66,6 @@ from rq import Queue
 
 from service import config
 from service.keys import AI_JOBS_METRIC_KEY, GAMES_METRIC_KEY
-
-GAME_EVENTS = ("created", "finished")
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -118,7 +116,7 @@ class TracingQueue(Queue):
 
 class JobLogContext:
     """Mixin for an RQ worker class (before it in the bases): every log line written while the worker
-    handles a job -- RQ's own included -- carries that job's ``job_id`` and ``request_id`` (issue 16).
+    handles a job -- RQ's own included -- carries that job's ``job_id`` and ``request_id``.
     The worker's queues must be :class:`TracingQueue` (RQ logs the dequeue before ``execute_job`` runs)."""
 
     queue_class = TracingQueue
@@ -211,31 +209,6 @@ def configure_logging(level: str | int | None = None, stream: TextIO | None = No
     root.addHandler(handler)
     root.setLevel(chosen.upper() if isinstance(chosen, str) else chosen)
     return handler
-
-
-# --------------------------------------------------------------------------------------------- counters in Redis
-
-def record_ai_job(conn: redis.Redis, engine_id: str, outcome: str) -> None:
-    """Count one AI job of ``engine_id`` that ended with ``outcome`` (e.g. ``played``, ``failed``).
-
-    A Redis error is logged, not raised: a lost count must never fail the move it describes."""
-    if "|" in engine_id or "|" in outcome:
-        raise ValueError("engine id and outcome must not contain '|'")
-    try:
-        conn.hincrby(AI_JOBS_METRIC_KEY, f"{engine_id}|{outcome}", 1)
-    except redis.RedisError as exc:
-        _metrics_log.warning("could not count AI job", extra={"engine": engine_id, "outcome": outcome,
-                                                              "error": str(exc)})
-
-
-def record_game(conn: redis.Redis, event: str) -> None:
-    """Count a game ``created`` or ``finished``. A Redis error is logged, not raised."""
-    if event not in GAME_EVENTS:
-        raise ValueError(f"game event must be one of {GAME_EVENTS}, not {event!r}")
-    try:
-        conn.hincrby(GAMES_METRIC_KEY, event, 1)
-    except redis.RedisError as exc:
-        _metrics_log.warning("could not count game", extra={"event": event, "error": str(exc)})
 
 
 def probe_client(conn: Any) -> Any:

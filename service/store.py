@@ -1,4 +1,4 @@
-"""The Redis store of games (shared/ARCHITECTURE.md "The service", issue 7 "Store").
+"""The Redis store of games (docs/developing.md, "The rings").
 
 Keys of one game (every key is built by :mod:`service.keys`), all with the hash tag ``{<game id>}`` so that they live on one Redis Cluster slot and one
 Lua script may touch them all:
@@ -9,7 +9,7 @@ Lua script may touch them all:
   ``tokens`` (JSON: seat or ``"admin"`` -> SHA-256 of the token), ``ai_job`` (the id of the play job
   that is to move the AI seat now, or empty), and ``last``/``events`` (a copy of the newest event and the
   number of events, so that a view is one ``HMGET``), ``seen`` (JSON: seat -> epoch ms of the seat's
-  last authenticated request, written by :meth:`Store.touch`, throttled; issue 11 "presence"), and
+  last authenticated request, written by :meth:`Store.touch`, throttled), and
   ``finished`` (``1`` once the match is over, else ``0``; written with the state by the create and by every
   commit, so whether a game is over is one small ``HMGET`` that parses nothing: :meth:`Store.finished`), and
   ``live_index`` (the sorted set that counts the game among its creator's live games,
@@ -17,20 +17,20 @@ Lua script may touch them all:
 * ``th:game:{<id>}:events`` -- a list, oldest first, of ``{"version", "type", "seat", "data", "secret"}``
   exactly as the engine produced them: ``data`` for everyone, ``secret[seat]`` for that seat only; plus
   ``move`` and ``mover``, the id of the move that produced them and the seat that made it (every move
-  produces at least one event), which only the replay of a finished match shows (issue 13).  The event
+  produces at least one event), which only the replay of a finished match shows.  The event
   number ``n`` is the list position + 1, so ``after=N`` is one ``LRANGE``.
 * ``th:game:{<id>}:jobs`` -- a set of the RQ job ids queued for the game, so ``DELETE`` can remove them.
 * ``th:game:{<id>}:ticket:<sha256>`` -- one per stream ticket (service/live/tickets.py): the seat it opens
   streams for, expiring with the ticket.
 * ``th:game:{<id>}:live`` -- not a key but the pub/sub channel on which the commit announces new events.
 
-* ``th:lobby`` and ``th:lobby:<rules>`` -- sorted sets of the games that have an open seat (issue 11
-  "lobby"), scored by the epoch ms at which the game expires if nothing happens.  They are outside the
+* ``th:lobby`` and ``th:lobby:<rules>`` -- sorted sets of the games that have an open seat (the
+  lobby), scored by the epoch ms at which the game expires if nothing happens.  They are outside the
   game's hash tag (one index for all games), so they are updated right after the commit that changes a
   game's joinability (:meth:`Store.sync_lobby`) and checked against the games when listed: a crash between
   the two, an expiry or a delete leaves no stale entry in an answer.
 
-Seats (issue 11).  ``doc["seats"][i]["kind"]`` is ``human``, ``ai`` or ``open``; an open seat becomes
+Seats.  ``doc["seats"][i]["kind"]`` is ``human``, ``ai`` or ``open``; an open seat becomes
 ``human`` (``joined: true``) when taken.  A seat taken after creation keeps the SHA-256 of its token in its
 own metadata (``token_sha256``), written by the same compare-and-set as the join; :meth:`Store.get` adds it
 to ``tokens``.  While a seat is open (or a rematch seat is not yet claimed, ``claim``) the game is *waiting*:
@@ -60,12 +60,11 @@ from typing import Any, cast
 import redis
 
 import engine
-from engine import IllegalMove, load_state
+from engine import load_state
 from engine.game import Event, State
 from service import config
-from service.errors import GameNotFound, NotStarted, NotYourTurn, TimeUp, VersionConflict
+from service.errors import GameNotFound, VersionConflict
 from service.keys import events_key, game_key, jobs_key, live_channel, lobby_key, play_job_id
-from service.live import clock
 
 #: bytes of randomness in a game id (64 bits: ids are not secrets, only unique)
 GAME_ID_BYTES = 8
@@ -188,7 +187,7 @@ class Game:
         return "waiting" if self.open_seats else "active"
 
 
-#: events the service writes itself (issue 11), not produced by an engine move: a replay skips them
+#: events the service writes itself, not produced by an engine move: a replay skips them
 SERVICE_EVENTS = frozenset({"join", "start", "timeout", "rematch"})
 
 
@@ -344,49 +343,6 @@ class Store:
         raw = self.conn.lrange(events_key(game_id), after, -1)
         return [(after + i + 1, json.loads(r)) for i, r in enumerate(raw)]
 
-    # ---- moves
-
-    def apply_move(self, game_id: str, seat: int, spec: str | Mapping[str, Any],
-                   expected_version: int | None = None, game: Game | None = None) -> tuple[Game, bool]:
-        """Play ``spec`` (a move id or move object) for ``seat``.  Returns ``(game after, applied)``;
-        ``applied`` is False for an idempotent retry of the move that produced the current version.
-
-        Raises ``GameNotFound``, ``VersionConflict`` (stale ``expected_version``, or a concurrent move won
-        the compare-and-set), ``NotYourTurn``, and the engine's ``InvalidMove``/``IllegalMove``.  Nothing
-        is written unless the move is applied.  ``game`` is the game as the caller has just read it (saves
-        a round trip; the compare-and-set still guards against anything newer).
-        """
-        if game is None:
-            game = self.get(game_id)
-        if expected_version is not None and expected_version != game.version:
-            if expected_version == game.version - 1 and self._is_retry(game, seat, spec):
-                return game, False
-            raise VersionConflict(expected_version, game.version)
-        state = game.state
-        if game.waiting:
-            raise NotStarted(game.open_seats)
-        if state.to_move != seat:
-            if expected_version is None and self._is_retry(game, seat, spec):
-                return game, False
-            raise NotYourTurn(seat, state.to_move)
-        try:
-            move = state.find_move(spec)
-        except IllegalMove:
-            if expected_version is None and self._is_retry(game, seat, spec):
-                return game, False
-            raise
-        now = now_ms()
-        if clock.expired(game.doc, seat, now):
-            raise TimeUp(seat, game.version)
-        state = state.clone()  # the read state may be shared through the parse cache
-        events = state.play(move)
-        doc = dict(game.doc)
-        # only the canonical move id is kept, never what the client sent (issue 16: a move object's extra
-        # bytes must not live as long as the game)
-        doc["last_move"] = {"seat": seat, "move": move.id, "version": game.version}
-        clock.after_move(doc, seat, state, now)
-        return self.commit(game, doc, state, events, move=move.id, mover=seat), True
-
     def commit(self, game: Game, doc: dict[str, Any], state: State, events: Iterable[Event], *,
                move: str | None = None, mover: int | None = None) -> Game:
         """Store ``doc`` with ``state`` as the next version of ``game`` and append ``events``, by the
@@ -424,7 +380,7 @@ class Store:
             self.sync_lobby(after)
         return after
 
-    # ---- presence (issue 11)
+    # ---- presence
 
     def touch(self, game_id: str, seat: int, known: int | None = None, now: int | None = None,
               interval: float = config.DEFAULT_PRESENCE_INTERVAL_SECONDS) -> int | None:
@@ -437,7 +393,7 @@ class Store:
             return None
         return now if self._touch(keys=[game_key(game_id)], args=[str(seat), now, window]) else None
 
-    # ---- lobby (issue 11)
+    # ---- lobby
 
     def sync_lobby(self, game: Game) -> None:
         """List ``game`` in the lobby while it has an open seat and is not over; unlist it otherwise."""
@@ -492,21 +448,3 @@ class Store:
                 if len(found) == limit:
                     break
         return found, cur
-
-    @staticmethod
-    def _is_retry(game: Game, seat: int, spec: str | Mapping[str, Any]) -> bool:
-        """Is ``spec`` by ``seat`` the very move that produced the current version?"""
-        last = game.doc.get("last_move")
-        if not last or last["seat"] != seat or last["version"] != game.version - 1:
-            return False
-        if spec == last["move"]:
-            return True
-        if isinstance(spec, Mapping):
-            # a move object is recognised by its id (the stored move is its id alone)
-            return bool(spec.get("id") == last["move"])
-        if isinstance(spec, str):
-            try:
-                return bool(game.state.canonical_move_id(spec) == last["move"])
-            except ValueError:
-                return False
-        return False

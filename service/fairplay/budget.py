@@ -1,4 +1,4 @@
-"""The AI CPU budget (issue 16.1): milliseconds of AI search one game and one client may have per minute.
+"""The AI CPU budget: milliseconds of AI search one game and one client may have per minute.
 
 A suggestion is charged, when it is asked for, the most it can cost: each of its ``workers`` parts may
 search for ``time_ms`` (an engine without ``time_ms`` -- greedy, random -- is charged a nominal

@@ -1,4 +1,4 @@
-"""Seeds that do not reveal hands (issue 16.3).
+"""Seeds that do not reveal hands.
 
 The engine deals every hand of a match from one integer seed (``engine.new_game``), deterministically.  If
 that seed were the one a client sends, whoever creates a table with ``"seed": 1`` could deal the same match

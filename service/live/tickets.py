@@ -1,4 +1,4 @@
-"""Stream tickets (issue 11, "Push stream"): how a browser's ``EventSource``, which cannot send an
+"""Stream tickets: how a browser's ``EventSource``, which cannot send an
 ``Authorization`` header, opens a seat's stream.
 
 ``POST /v1/games/{id}/stream-tickets`` with a seat token (or the admin token) answers a ticket that
