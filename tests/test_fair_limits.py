@@ -9,6 +9,8 @@ import time
 
 from api_support import bearer, create, humans, tokens_by_seat
 
+from service import keys
+
 pytest_plugins = ["api_fixtures"]
 
 KOZEL_AI = [{"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "random"}]
@@ -118,9 +120,8 @@ def test_live_games_per_client_are_capped_and_a_finished_or_deleted_game_makes_r
 
 
 def _live(redis_conn, address: str = "ip:127.0.0.1") -> set[str]:
-    from service.fairplay import limits
 
-    return {m.decode() for m in redis_conn.zrange(limits.games_key(address), 0, -1)}
+    return {m.decode() for m in redis_conn.zrange(keys.client_games_key(address), 0, -1)}
 
 
 def test_admission_reads_the_finished_flags_and_loads_no_game_state(make_app, redis_conn, monkeypatch):
@@ -186,7 +187,7 @@ def test_a_creation_in_flight_holds_its_place_until_it_is_stored_or_given_back(m
     refused = app.test_client().post("/v1/games", json={"rules": "kozel", "seats": humans(2)})
     assert refused.status_code == 429 and refused.get_json()["type"].endswith(":live-games")
     # an admission older than PENDING_SECONDS without a game is a crashed creation: pruned
-    redis_conn.zadd(limits.games_key("ip:127.0.0.1"),
+    redis_conn.zadd(keys.client_games_key("ip:127.0.0.1"),
                     {"in-flight": int(time.time() * 1000) - (limits.PENDING_SECONDS + 1) * 1000})
     create(app.test_client(), "kozel", humans(2))
     assert "in-flight" not in _live(redis_conn)

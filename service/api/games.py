@@ -11,7 +11,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
 import engine
-from service import auth, jobs, schemas
+from service import auth, jobs, keys, schemas
 from service.api import (
     caller,
     conn,
@@ -102,7 +102,7 @@ def _store_new_game(game_id: str, rs: engine.RuleSet, state: engine.State, seed:
            "clocks": live_clock.initial(clock, seats), "rematch_of": None, "rematch": None}
     # a game with no open seat starts now: the first seat's clock (if it has one) runs from its creation
     live_clock.restart(doc, state.to_move, now_ms(), all(s["kind"] != "open" for s in seats))
-    game = store().create(game_id, doc, hashes, live_index=limits.games_key(address_key()))
+    game = store().create(game_id, doc, hashes, live_index=keys.client_games_key(address_key()))
     return game, tokens, admin
 
 

@@ -25,12 +25,8 @@ import redis
 
 from service import auth
 from service.errors import BadTicket, Forbidden
+from service.keys import ticket_key
 from service.schemas import MAX_TICKET_LENGTH
-from service.store import PREFIX
-
-
-def ticket_key(game_id: str, digest: str) -> str:
-    return f"{PREFIX}{{{game_id}}}:ticket:{digest}"
 
 
 def issue(conn: redis.Redis, game_id: str, who: int | str, ttl_seconds: int) -> str:
