@@ -14,7 +14,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from ai import Decision, Engine
+from ai.protocol import Decision, Engine
 from engine.game import Move, Seat, State
 
 

@@ -85,9 +85,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from ai import Decision, Engine, Param, Preset
 from ai.greedy import heuristic, heuristics_for
 from ai.heuristics import play_to_deal_end
+from ai.protocol import Decision, Engine, Param, Preset
 from engine.game import Move, Seat, State
 
 #: default ``uct_c``: Cowling et al. use 0.7 (about 1/sqrt(2), the UCB1 constant for rewards in [0, 1])
