@@ -13,9 +13,9 @@ what was read (a :class:`Change`, or ``None`` when there is nothing to do), comm
 :data:`MAX_ATTEMPTS` times.  A use case that must not outlive its version (a move sent with ``version``, an
 AI turn, a timeout) decides "nothing" or refuses when the version read is not its own, so the retry never
 applies it to a newer game.  Every commit, and every creation, is followed by the one after-commit step
-(:func:`_after_commit`): count the game created or finished, queue the AI seat's play job, schedule the
-running clock's timeout.  (The commit itself announces new events to the game's streams and keeps the
-lobby right.)  The stored game document is built in one place, :func:`_document`.
+(:func:`_after_commit`): list or unlist the game in the lobby, count the game created or finished, queue
+the AI seat's play job, schedule the running clock's timeout.  (The commit itself announces new events to
+the game's streams, in the same atomic step.)  The stored game document is built in one place, :func:`_document`.
 
 Refusals are :mod:`service.errors`; nothing here knows HTTP.
 """
@@ -52,6 +52,7 @@ from service.errors import (
 from service.fairplay import budget, live_games, seeds
 from service.keys import client_games_key
 from service.live import clock
+from service.lobby import Lobby
 from service.store import Game, Store, new_game_id, now_ms
 
 #: compare-and-set rounds before a change gives up (each lost round means another change landed first)
@@ -117,8 +118,10 @@ def _change(ctx: Context, game_id: str, decide: Callable[[Game], Change | None],
 
 
 def _after_commit(ctx: Context, before: Game | None, after: Game) -> None:
-    """What follows every commit and creation: the count of games created or finished, the AI seat's play
-    job, the running clock's timeout."""
+    """What follows every commit and creation: the lobby listing, the count of games created or finished,
+    the AI seat's play job, the running clock's timeout."""
+    if before is None or before.open_seats or after.open_seats:
+        Lobby(ctx.store).sync(after)
     if before is None:
         metrics.record_game(ctx.conn, "created")
     if after.state.finished and not (before is not None and before.state.finished):
@@ -399,6 +402,7 @@ def resign(ctx: Context, game_id: str, seat: int, game: Game | None = None) -> G
 def delete(ctx: Context, game_id: str) -> None:
     """Remove the game, everything stored for it and its queued jobs."""
     queues.delete_jobs(ctx.conn, ctx.store.delete(game_id))
+    Lobby(ctx.store).unlist(game_id, *engine.RULES)
 
 
 def discard(ctx: Context, client: str, game_id: str) -> None:
