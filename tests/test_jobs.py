@@ -1,4 +1,4 @@
-"""AI work on RQ with a real Redis and a real in-process RQ worker (issue 7 "AI on RQ"): stale jobs do
+"""AI work on RQ with a real Redis and a real in-process RQ worker: stale jobs do
 nothing, exactly one play job per AI turn with a deterministic id, the retry -> greedy -> random fallback
 for failures and timeouts, the watchdog, split ismcts suggestions merged with ``ai.merge``, and what a
 job result may show."""

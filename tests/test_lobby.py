@@ -1,4 +1,4 @@
-"""Open seats, joining, the lobby and presence (issue 11, acceptance 4 and 5), through the Flask test client
+"""Open seats, joining, the lobby and presence, through the Flask test client
 (every answer validated against openapi.yaml), a real Redis and a real RQ worker."""
 
 from __future__ import annotations
