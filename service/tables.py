@@ -347,6 +347,40 @@ def suggest(ctx: Context, game: Game, seat: int, engine_id: str, params: dict[st
                                      cfg=ctx.cfg, charged=charged)
 
 
+def suggestion(ctx: Context, game_id: str, version: int, seat: int, engine_id: str, params: Mapping[str, Any],
+               seed: int, charged: Mapping[str, Any] | None) -> ai.Decision | dict[str, Any]:
+    """The AI's suggestion for ``seat`` at ``version`` (``{"outcome": "stale", "version"}`` once the game has
+    moved on); what the search did not use of ``charged`` goes back to the AI budgets."""
+    try:
+        game = ctx.store.get(game_id)
+    except GameNotFound:
+        return {"outcome": "stale", "version": None}
+    if game.version != version or game.state.to_move != seat:
+        return {"outcome": "stale", "version": game.version}
+    decision = ai.decide(engine_id, game.state, seat, dict(params), seed)
+    budget.refund_unused(ctx.conn, charged, float((decision.stats or {}).get("elapsed_ms", 0)))
+    metrics.record_ai_job(ctx.conn, engine_id, "suggested")
+    return decision
+
+
+def merged_suggestion(ctx: Context, game_id: str, engine_id: str, parts: list[Any]) -> dict[str, Any]:
+    """The suggestion of a split search: the root statistics of the parts that finished (``parts``: their
+    results) combined by ``ai.merge``; a stale answer when every part found the game moved on."""
+    decisions = [p for p in parts if isinstance(p, ai.Decision)]
+    if not decisions:
+        stale = next((p for p in reversed(parts) if isinstance(p, dict)), None)
+        if stale is not None:
+            return stale
+        raise RuntimeError("every part of the suggestion failed")
+    return decision_json(ai.merge(decisions, ctx.store.get(game_id).state), engine_id)
+
+
+def decision_json(decision: Any, engine_id: str) -> dict[str, Any]:
+    """A suggestion job's result: the move and the search statistics, for the seat that asked only."""
+    return {"outcome": "suggested", "move": decision.move.to_dict(), "engine": engine_id,
+            "stats": dict(decision.stats or {})}
+
+
 # --------------------------------------------------------------------------- seats and the end
 
 def _seat_taken_events(seats: list[dict[str, Any]], seat: int, doc: dict[str, Any], to_move: int | None
