@@ -83,7 +83,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from ai import Decision, Engine, Param, Preset
 from ai.greedy import heuristic, heuristics_for
@@ -146,12 +146,44 @@ Hidden = Callable[[State, list[Move], random.Random], Move]
 Observe = Callable[[State], tuple[list[int], list[Move]]]
 
 
+class SearchResult(NamedTuple):
+    """What ``search`` returns."""
+
+    #: the search tree (node 0 is the root)
+    tree: Tree
+    #: iterations done
+    iterations: int
+    #: elapsed wall-clock seconds
+    elapsed: float
+    #: the smallest and largest per-seat payoff change seen: the bounds of the min-max reward scaling
+    lo: float
+    hi: float
+
+
+class PairedResult(NamedTuple):
+    """What ``paired_search`` returns."""
+
+    #: per root move, the playouts it got
+    visits: list[int]
+    #: per root move, the sum of the searching seat's payoff changes over its playouts
+    totals: list[float]
+    #: the index of the move played: the survivor with the best mean (ties: legal order)
+    winner: int
+    #: playouts done
+    playouts: int
+    #: elapsed wall-clock seconds
+    elapsed: float
+    #: the smallest and largest payoff change of any seat seen
+    lo: float
+    hi: float
+
+
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
            policy: Policy | None, rng: random.Random,
            rollout: Rollout | None = None, hidden: Hidden | None = None,
-           observe: Observe | None = None) -> tuple[Tree, int, float, float, float]:
-    """Run SO-ISMCTS from ``root`` for ``seat``; returns ``(tree, iterations done, elapsed seconds, lo,
-    hi)`` where ``lo``/``hi`` are the reward bounds of the min-max scaling.  ``policy`` is the playout
+           observe: Observe | None = None) -> SearchResult:
+    """Run SO-ISMCTS from ``root`` for ``seat`` (``SearchResult``: the tree, the iterations done, the
+    elapsed seconds and the reward bounds ``lo``/``hi`` of the min-max scaling).  ``policy`` is the playout
     policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
     in one call (the heuristics' fast path, with the same moves and draws); ``hidden`` models which of
     several moves that look the same to ``seat`` another seat plays (``_with_observation``); ``observe``,
@@ -311,7 +343,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             visits[c] += 1
             total[c] += delta[player]
         done += 1
-    return tree, done, clock() - t0, lo, hi
+    return SearchResult(tree, done, clock() - t0, lo, hi)
 
 
 def _with_observation(world: State, seat: Seat, moves: list[Move], keys: list[int], key: int,
@@ -350,7 +382,7 @@ _NO_DRAWS = _NoDraws(0)
 
 def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int, time_ms: float,
                   policy: Policy | None, rng: random.Random, rollout: Rollout | None = None,
-                  rollout_draws: bool = True) -> tuple[list[int], list[float], int, int, float, float, float]:
+                  rollout_draws: bool = True) -> PairedResult:
     """The paired root of a rule set that opts in (``ai.heuristics.<rules>.distinct``; issue 13): sequential
     halving over ``moves`` (the root's strategically distinct moves) with *common determinizations*.  Each
     round samples worlds of ``seat``'s information set (``root.determinize``) and plays every surviving
@@ -368,9 +400,9 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
     checked before every playout after the first; a world cut short by it is not counted (but for the
     first world: at least one playout counts), so survivors are always compared on the same worlds.
 
-    Returns ``(visits, totals, winner, playouts done, elapsed seconds, lo, hi)``: per move, the playouts it
-    got and the sum of ``seat``'s payoff changes; the winner is the survivor with the best mean (ties:
-    legal order); ``lo``/``hi`` bound every seat's change seen."""
+    Returns a ``PairedResult``: per move, the playouts it got and the sum of ``seat``'s payoff changes; the
+    winner is the survivor with the best mean (ties: legal order); ``lo``/``hi`` bound every seat's change
+    seen."""
     clock = time.perf_counter
     t0 = clock()
     deadline = t0 + time_ms / 1000.0
@@ -436,7 +468,7 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
             alive = sorted(alive[:(len(alive) + 1) // 2])
     played = [i for i in alive if visits[i]] or [i for i in range(len(moves)) if visits[i]]
     winner = min(played, key=lambda i: (-totals[i] / visits[i], i))
-    return visits, totals, winner, done, clock() - t0, lo, hi
+    return PairedResult(visits, totals, winner, done, clock() - t0, lo, hi)
 
 
 def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
@@ -517,13 +549,13 @@ class IsmctsEngine(Engine):
         # another seat's node in one call: only with the hidden model it was written for, where moves hide
         observe = cast("Observe | None", heuristic(state.rules.id, "observe")) \
             if hidden is not None and state.hides_moves else None
-        tree, done, elapsed, lo, hi = search(
+        found = search(
             state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
             policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe)
-        candidates = root_statistics(tree, moves, lo, hi)
+        candidates = root_statistics(found.tree, moves, found.lo, found.hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
-        stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
+        stats = {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3), "playout": used,
                  "candidates": candidates}
         return Decision(best, stats, tuple(moves))
 
@@ -539,10 +571,11 @@ class IsmctsEngine(Engine):
                                                      for m in sorted(moves, key=lambda m: m is not reps[0])]},
                             tuple(moves))
         module = heuristics_for(state.rules.id)
-        visits, totals, winner, done, elapsed, lo, hi = paired_search(
+        found = paired_search(
             state, seat, reps, iterations=params["iterations"], time_ms=params["time_ms"], policy=policy,
             rng=rng, rollout=rollout, rollout_draws=getattr(module, "ROLLOUT_DRAWS", True))
-        span = hi - lo
+        visits, totals, winner, lo = found.visits, found.totals, found.winner, found.lo
+        span = found.hi - lo
         by_id = {m.id: i for i, m in enumerate(reps)}
         out: list[tuple[int, int, float, int, dict[str, Any]]] = []
         for j, m in enumerate(moves):
@@ -554,6 +587,6 @@ class IsmctsEngine(Engine):
             out.append((i != winner, -n, -(totals[i] / n) if i is not None and n else math.inf, j,
                         {"move": m.id, "visits": n, "mean_reward": mean}))
         out.sort(key=lambda t: t[:4])
-        stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
+        stats = {"iterations": found.playouts, "elapsed_ms": round(found.elapsed * 1000.0, 3), "playout": used,
                  "search": "paired", "candidates": [t[4] for t in out]}
         return Decision(reps[winner], stats, tuple(moves))
