@@ -222,7 +222,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             break
         world = determinize(rng)
         # nothing after the deal counts: the world need not deal the next one
-        world.halt_at_deal_end = True
+        world.stop_after_deal()
         deal = world.deals_done
         # the exploitation term scaled with the current bounds; -lo/(hi-lo) is the same for every sibling
         # and so is left out of the comparison
@@ -425,7 +425,7 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
             # inside it, leaves a random subset played, not the first moves in legal order
             order = alive if done else rng.sample(alive, min(left, len(alive)))
             world = determinize(rng)
-            world.halt_at_deal_end = True
+            world.stop_after_deal()
             deal = world.deals_done
             stream = rng.getrandbits(64)
             # a world counts only once every survivor has played it (time may run out inside it)
