@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import cast
 
-from ai.heuristics import play_to_deal_end
+from ai.heuristics import Heuristics, play_to_deal_end, register
 from engine.game import Move, State, below
 from engine.kozel import (
     DOUBLE_PAIR,
@@ -274,3 +274,6 @@ def rollout(state: State, rng: random.Random) -> None:
     st.table = table
     st.last_player = last
     st._end_round(reason, None)
+
+
+HEURISTICS = register("kozel", Heuristics(greedy=greedy, playout=playout, rollout=rollout))

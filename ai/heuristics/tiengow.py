@@ -24,7 +24,7 @@ from bisect import bisect_left
 from itertools import combinations
 from typing import cast
 
-from ai.heuristics import play_to_deal_end
+from ai.heuristics import Heuristics, play_to_deal_end, register
 from engine.game import Move, Seat, State, below
 from engine.tiengow import (
     _DISCARD1,
@@ -306,3 +306,7 @@ def rollout(state: State, rng: random.Random) -> None:
         st._high_rank = high_rank
         st._high_faces = high_faces
         end_trick(None)
+
+
+HEURISTICS = register("tiengow", Heuristics(greedy=greedy, playout=playout, rollout=rollout, hidden=hidden,
+                                            observe=observe))

@@ -31,6 +31,7 @@ import random
 from itertools import combinations
 from typing import cast
 
+from ai.heuristics import Distinct, Greedy, Heuristics, Policy, register
 from engine.game import Move, State
 from engine.tiengow_wall import (
     BEATS,
@@ -268,3 +269,9 @@ def distinct(state: TienGowWallState) -> list[Move]:
     for m in moves:
         seen.setdefault(move_class(state, m), m)
     return list(seen.values())
+
+
+# the functions take the wall's own state: the record serves this rule set's states only
+HEURISTICS = register("tiengow_wall", Heuristics(
+    greedy=cast(Greedy, greedy), playout=cast(Policy, playout), rollout=rollout, rollout_draws=ROLLOUT_DRAWS,
+    distinct=cast(Distinct, distinct)))

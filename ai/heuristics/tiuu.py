@@ -18,7 +18,7 @@ import random
 from itertools import compress
 from typing import cast
 
-from ai.heuristics import play_to_deal_end
+from ai.heuristics import Heuristics, play_to_deal_end, register
 from engine.game import Move, State, below
 from engine.tiles import CF_CIVIL, FACES
 from engine.tiuu import (
@@ -194,3 +194,6 @@ def rollout(state: State, rng: random.Random) -> None:
                 best = FLIP_MOVE
             move = best
         apply(move)
+
+
+HEURISTICS = register("tiuu", Heuristics(greedy=greedy, playout=playout, rollout=rollout))
