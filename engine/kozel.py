@@ -55,6 +55,11 @@ this choice is the loosest one that is still exact about what the tile shows, so
 of the real hand (never too strict) while every revealed void is kept for the tiles it concerns.  ``determinize`` fills the slots of the other seats from the unseen tiles
 with a randomized bipartite matching (most constrained slots first, augmenting paths on dead ends), which
 always finds an assignment when one exists and never gives a seat a tile it has shown it did not hold.
+
+Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
+protocol -- tables (``NUM_TILES``, ``DOUBLES_BASE``, ``FIRST``, ``LEFT``, ``ZERO_ZERO``), ``pips`` and
+``rollout_of(playout, shed=, explore=)`` (the shedding policy played to the end of the round on the
+state's own fields).
 """
 
 from __future__ import annotations

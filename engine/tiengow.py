@@ -51,6 +51,12 @@ module-level dicts; moves are interned ``Move`` objects whose ``code`` carries
 that the caches have never seen, generation itself is cheap too: a hand's face counts packed into one int
 test group containment with one subtraction, per-situation tables list the groups that can beat, and lead
 groups come from small tables keyed by masked counts.
+
+Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
+protocol -- the move caches and tables (``moves_for``, ``beats_for``, ``BEAT_RUN1``, ``DISCARD1``,
+``discard_of``), ``observer(discard)`` (another seat's tree node in one call, with the policy's choice of
+face-down discard) and ``rollout_of(playout, cheapest_beat=, last_discard=)`` (the policy played to the end of
+the deal on the state's own fields).
 """
 
 from __future__ import annotations

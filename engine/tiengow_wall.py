@@ -49,6 +49,11 @@ objects whose ``code`` is the tuple of faces (lead: in column order; place: the 
 A move list is lazy: its length is counted from the hand's face counts and ``moves[i]`` builds only that
 move, so a random playout does not build the ~26000 placements (or 2516 leads) of a 16-tile hand.  Memory: every cache
 is bounded (sizes at the tables), as the engine lives in long-lived server and worker processes.
+
+Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
+protocol -- the tables (``BEATS``, ``CIVIL``, ``DECK_COUNTS``, ``NUM``, ``PAIR``, ``STRENGTH``), the
+interned moves (``lead_move``, ``place_move``) and ``rollout_of(lead, follow)`` (a policy that never draws
+played to the end of the game through the state's own ``_play``).
 """
 
 from __future__ import annotations
