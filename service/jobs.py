@@ -44,10 +44,11 @@ from rq.timeouts import JobTimeoutException
 
 import ai
 from service import config
+from service.errors import GameNotFound, NotYourTurn, VersionConflict
 from service.fairplay import budget
 from service.hardening import recovery
 from service.live import clock
-from service.store import Game, GameNotFound, NotYourTurn, Store, VersionConflict
+from service.store import Game, Store
 
 SUGGEST = "suggest"
 PLAY = "play"

@@ -62,6 +62,7 @@ import redis
 import engine
 from engine import IllegalMove, load_state
 from engine.game import Event, State
+from service.errors import GameNotFound, NotStarted, NotYourTurn, TimeUp, VersionConflict
 from service.live import clock
 
 #: key prefix of every tilehouse key that is not RQ's
@@ -124,44 +125,6 @@ PRESENCE_INTERVAL_SECONDS = 5.0
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class GameNotFound(LookupError):
-    def __init__(self, game_id: str) -> None:
-        super().__init__(f"no game {game_id!r} (it may have expired or been deleted)")
-        self.game_id = game_id
-
-
-class VersionConflict(Exception):
-    def __init__(self, expected: int | None, current: int) -> None:
-        super().__init__(f"the game is at version {current}, not {expected}; someone moved first")
-        self.expected = expected
-        self.current = current
-
-
-class NotStarted(Exception):
-    """A move while the game still waits for seats to be taken."""
-
-    def __init__(self, open_seats: list[int]) -> None:
-        super().__init__(f"the game has not started: seat(s) {', '.join(map(str, open_seats))} are not taken yet")
-        self.open_seats = open_seats
-
-
-class TimeUp(Exception):
-    """A move that arrives after the mover's clock ran out (the timeout takes over)."""
-
-    def __init__(self, seat: int, version: int) -> None:
-        super().__init__(f"seat {seat} has run out of time")
-        self.seat = seat
-        self.version = version
-
-
-class NotYourTurn(Exception):
-    def __init__(self, seat: int, to_move: int | None) -> None:
-        msg = "the game is over" if to_move is None else f"seat {seat} is not to move (seat {to_move} is)"
-        super().__init__(msg)
-        self.seat = seat
-        self.to_move = to_move
 
 
 def game_key(game_id: str) -> str:

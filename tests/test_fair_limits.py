@@ -127,8 +127,8 @@ def test_admission_reads_the_finished_flags_and_loads_no_game_state(make_app, re
     from rq import SimpleWorker
 
     from service import store as store_module
+    from service.errors import TooManyLiveGames
     from service.fairplay import limits
-    from service.problems import Problem
 
     app = make_app(LIVE_GAMES_PER_CLIENT=3)
     client = app.test_client()
@@ -147,8 +147,8 @@ def test_admission_reads_the_finished_flags_and_loads_no_game_state(make_app, re
     assert _live(redis_conn) == {*live, "admitted-1"}  # the finished game was pruned by its flag
     try:
         limits.admit_game(redis_conn, app.config, "ip:127.0.0.1", "admitted-2")
-    except Problem as refused:
-        assert refused.status == 429 and refused.slug == "live-games"
+    except TooManyLiveGames as refused:
+        assert refused.slug == "live-games" and refused.retry_after
     else:
         raise AssertionError("a fourth live game was admitted with a cap of three")
     assert _live(redis_conn) == {*live, "admitted-1"}
@@ -177,8 +177,8 @@ def test_concurrent_creations_from_one_address_never_pass_the_live_cap(make_app,
 
 
 def test_a_creation_in_flight_holds_its_place_until_it_is_stored_or_given_back(make_app, redis_conn):
+    from service.errors import TooManyLiveGames
     from service.fairplay import limits
-    from service.problems import Problem
 
     app = make_app(LIVE_GAMES_PER_CLIENT=1)
     # admitted, its game not stored yet: a concurrent admission must not take it for a gone game
@@ -193,7 +193,7 @@ def test_a_creation_in_flight_holds_its_place_until_it_is_stored_or_given_back(m
     limits.release_game(redis_conn, "ip:127.0.0.1", next(iter(_live(redis_conn))))
     try:
         limits.admit_game(redis_conn, app.config, "ip:127.0.0.1", "after-release")
-    except Problem:
+    except TooManyLiveGames:
         raise AssertionError("a released place was not given back") from None
 
 

@@ -28,11 +28,12 @@ from service.api import (
 )
 from service.api import engines as engines_api
 from service.api.jobs import job_json
+from service.errors import NotStarted, NotYourTurn, TimeUp, VersionConflict
 from service.fairplay import budget, limits, seeds
 from service.fairplay.clients import address_key, client_key
 from service.live import clock as live_clock
 from service.problems import Problem, from_exception, invalid
-from service.store import Game, NotStarted, NotYourTurn, TimeUp, VersionConflict, new_game_id, now_ms
+from service.store import Game, new_game_id, now_ms
 
 bp = Blueprint("games", __name__, url_prefix="/v1/games")
 

@@ -48,11 +48,12 @@ import engine
 from engine.game import event
 from service import auth, jobs
 from service.api import conn, game_view, present, request_id, seat_of, store
+from service.errors import GameNotFound, VersionConflict
 from service.fairplay import limits, seeds
 from service.fairplay.clients import address_key
 from service.live import clock
 from service.problems import Problem
-from service.store import Game, GameNotFound, VersionConflict, new_game_id, now_ms
+from service.store import Game, new_game_id, now_ms
 
 bp = Blueprint("lifecycle", __name__, url_prefix="/v1/games")
 

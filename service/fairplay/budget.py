@@ -28,7 +28,7 @@ from typing import Any
 
 import redis
 
-from service.problems import Problem
+from service.errors import BudgetSpent
 
 #: the charge of a suggestion by an engine with no ``time_ms`` parameter, in milliseconds
 NOMINAL_COST_MS = 100
@@ -67,12 +67,12 @@ def part_cost_ms(params: Mapping[str, Any]) -> int:
 def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str, params: Mapping[str, Any],
            workers: int, now: float | None = None) -> dict[str, Any]:
     """Charge a suggestion of ``workers`` parts to the game's and the client's budgets of this minute, or
-    raise a 429 problem.  Returns what each part may give back (for the job's meta)."""
+    raise :class:`~service.errors.BudgetSpent`.  Returns what each part may give back (for the job's meta)."""
     now = time.time() if now is None else now
     minute = int(now // 60)
     part = part_cost_ms(params)
     cost = part * workers
-    retry = str(max(1, math.ceil(60 - now % 60)))
+    retry = max(1, math.ceil(60 - now % 60))
     keys = [game_key(game_id, minute), client_key(client, minute)]
     limits = [int(cfg["AI_CPU_MS_PER_MINUTE_PER_GAME"]), int(cfg["AI_CPU_MS_PER_MINUTE_PER_CLIENT"])]
     whose = ("this game", "this client")
@@ -81,9 +81,8 @@ def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str,
         if conn.eval(CHARGE_LUA, 1, key, cost, limit, KEY_TTL_SECONDS) == -1:
             for done in charged:
                 conn.eval(REFUND_LUA, 1, done, cost)
-            raise Problem(429, f"the AI budget of {who} for this minute ({limit} ms of search) cannot pay for "
-                               f"{cost} ms more ({workers} x time_ms {part}); ask for less or wait",
-                          slug="ai-budget", title="AI budget spent", headers={"Retry-After": retry})
+            raise BudgetSpent(f"the AI budget of {who} for this minute ({limit} ms of search) cannot pay for "
+                              f"{cost} ms more ({workers} x time_ms {part}); ask for less or wait", retry_after=retry)
         charged.append(key)
     return {"keys": keys, "part_ms": part}
 

@@ -41,6 +41,7 @@ from flask import Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
+from service.errors import TooManyLiveGames
 from service.fairplay.clients import address_key, client_key
 from service.problems import Problem, response
 from service.store import Store
@@ -132,7 +133,7 @@ def games_key(client: str) -> str:
 
 
 def admit_game(conn: redis.Redis, cfg: Mapping[str, Any], client: str, game_id: str) -> None:
-    """Count ``game_id`` as a live game of ``client``, or raise a 429 problem when it has too many."""
+    """Count ``game_id`` as a live game of ``client``, or raise :class:`~service.errors.TooManyLiveGames` when it has too many."""
     key = games_key(client)
     now = int(time.time() * 1000)
     listed = {(raw.decode() if isinstance(raw, bytes) else str(raw)): int(score)
@@ -145,9 +146,8 @@ def admit_game(conn: redis.Redis, cfg: Mapping[str, Any], client: str, game_id: 
     cap = int(cfg["LIVE_GAMES_PER_CLIENT"])
     admitted = conn.eval(ADMIT_LUA, 1, key, cap, game_id, now, int(cfg["GAME_TTL_SECONDS"]))
     if not admitted:
-        raise Problem(429, f"at most {cap} live games per client: finish or delete one first",
-                      slug="live-games", title="Too many live games",
-                      headers={"Retry-After": str(LIVE_RETRY_AFTER_SECONDS)})
+        raise TooManyLiveGames(f"at most {cap} live games per client: finish or delete one first",
+                               retry_after=LIVE_RETRY_AFTER_SECONDS)
 
 
 def release_game(conn: redis.Redis, client: str, game_id: str) -> None:

@@ -180,7 +180,8 @@ def run_timeout(store: Any, game_id: str, version: int, cfg: dict[str, Any] | No
     import ai
     from engine.game import event
     from service import jobs
-    from service.store import GameNotFound, VersionConflict, now_ms
+    from service.errors import GameNotFound, VersionConflict
+    from service.store import now_ms
 
     try:
         game = store.get(game_id)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import redis
 
 from service import auth
-from service.problems import Problem
+from service.errors import BadTicket, Forbidden
 from service.schemas import MAX_TICKET_LENGTH
 from service.store import PREFIX
 
@@ -50,12 +50,11 @@ def redeem(conn: redis.Redis, game_id: str, ticket: str) -> int | str:
     if who is None:
         other = auth.token_game(ticket)
         if other and other != game_id and conn.exists(ticket_key(other, digest)):
-            raise Problem(403, "this stream ticket belongs to another game", slug="foreign-ticket")
+            raise Forbidden("this stream ticket belongs to another game", slug="foreign-ticket")
         raise _unknown()
     text = who.decode() if isinstance(who, bytes) else str(who)
     return auth.ADMIN if text == auth.ADMIN else int(text)
 
 
-def _unknown() -> Problem:
-    return Problem(401, "unknown or expired stream ticket; ask POST /v1/games/{id}/stream-tickets for a new one",
-                   slug="bad-ticket", title="Unknown or expired ticket")
+def _unknown() -> BadTicket:
+    return BadTicket()
