@@ -12,15 +12,15 @@ IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
   another seat is one node, "discard, face down, n tiles", whatever tiles the iteration's world gives
   that seat; when the descent passes such a node, the move applied is one of the sampled world's moves
   with that observation: the only one, or among several the rule set's model of that hidden choice
-  (the ``hidden`` of the rule set's ``ai.heuristics.Heuristics``; Tien Gow: the weakest tiles go face down), else the playout policy's
-  choice if it is one of them, else one at random.  The issue leaves the choice open; a uniform draw (the
-  published SO-ISMCTS) made opponents throw away strong tiles in the samples, and at equal time the
-  search then lost to the greedy engine at Tien Gow (docs/ai.md).  A rule set with such a model may also
-  give another seat's node in one call (its ``observe``: the distinct keys and the move played for each,
-  the same as this general path computes; Tien Gow does).  Moves that hide
-  nothing (every move of Kozel, Tiu U and the wall variant, Tien Gow's face-up plays) observe as
-  themselves, and Kozel's and Tiu U's hidden draws are chance inside ``apply``: the ``draw`` move is one
-  node and each world draws its own tile;
+  (``hidden`` in its ``ai.heuristics.Heuristics``; Tien Gow: the weakest tiles go face down), else the
+  playout policy's choice if it is one of them, else one at random.  The issue leaves the choice open; a
+  uniform draw (the published SO-ISMCTS) made opponents throw away strong tiles in the samples, and at
+  equal time the search then lost to the greedy engine at Tien Gow (docs/ai.md).  A rule set with such a
+  model may also give another seat's node in one call (its ``observe``: the distinct keys and the move
+  played for each, the same as this general path computes; Tien Gow does).  Moves that hide nothing
+  (every move of Kozel, Tiu U and the wall variant, Tien Gow's face-up plays) observe as themselves, and
+  Kozel's and Tiu U's hidden draws are chance inside ``apply``: the ``draw`` move is one node and each
+  world draws its own tile;
 * selection is UCB1 with *availability* counts: a child's exploration term uses ``log(availability)``,
   where availability counts the iterations in which the child's move was legal when its parent was
   visited, instead of the parent's visit count (moves that are rarely legal are not over-explored);
@@ -538,8 +538,8 @@ class IsmctsEngine(Engine):
             # the heuristic policy's whole-playout fast path, where the rule set has one
             rollout = heuristics.rollout if used == "heuristic" else None
             if heuristics.distinct is not None:
-                return self._paired(state, seat, params, rng, moves, heuristics.distinct(state), policy, rollout,
-                                    heuristics.rollout_draws, used)
+                return self._paired(state, seat, params, rng, moves, heuristics.distinct(state), policy,
+                                    rollout, heuristics.rollout_draws, used)
             hidden = heuristics.hidden
             # another seat's node in one call: only with the hidden model it was written for, where moves hide
             observe = heuristics.observe if hidden is not None and state.hides_moves else None
@@ -549,8 +549,8 @@ class IsmctsEngine(Engine):
         candidates = root_statistics(found.tree, moves, found.lo, found.hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
-        stats = {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3), "playout": used,
-                 "candidates": candidates}
+        stats = {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3),
+                 "playout": used, "candidates": candidates}
         return Decision(best, stats, tuple(moves))
 
     def _paired(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
@@ -581,6 +581,6 @@ class IsmctsEngine(Engine):
             out.append((i != winner, -n, -(totals[i] / n) if i is not None and n else math.inf, j,
                         {"move": m.id, "visits": n, "mean_reward": mean}))
         out.sort(key=lambda t: t[:4])
-        stats = {"iterations": found.playouts, "elapsed_ms": round(found.elapsed * 1000.0, 3), "playout": used,
-                 "search": "paired", "candidates": [t[4] for t in out]}
+        stats = {"iterations": found.playouts, "elapsed_ms": round(found.elapsed * 1000.0, 3),
+                 "playout": used, "search": "paired", "candidates": [t[4] for t in out]}
         return Decision(reps[winner], stats, tuple(moves))

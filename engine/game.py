@@ -540,7 +540,8 @@ def shuffle(x: list[Any], rng: random.Random) -> None:
         x[i], x[j] = x[j], x[i]
 
 
-def play_to_deal_end(state: State, playout: Callable[[State, random.Random], Move], rng: random.Random) -> None:
+def play_to_deal_end(state: State, playout: Callable[[State, random.Random], Move],
+                     rng: random.Random) -> None:
     """Play ``playout`` move after move until the current deal (round, game) ends: what a rule set's fast
     rollout (its search kit) must be equal to, and what it does itself on a state that does not halt at
     the end of the deal (``State.halt_at_deal_end``)."""

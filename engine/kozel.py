@@ -970,7 +970,8 @@ Policy = Callable[[State, random.Random], Move]
 Rollout = Callable[[State, random.Random], None]
 
 
-def _tops(table: dict[int, list[Move]], shed: Mapping[int, float]) -> dict[int, tuple[float, tuple[Move, ...]]]:
+def _tops(table: dict[int, list[Move]],
+          shed: Mapping[int, float]) -> dict[int, tuple[float, tuple[Move, ...]]]:
     """Per hand subset of an end's table (``LEFT_PLAYS[n]``, ``RIGHT_PLAYS[n]``): the heaviest ``shed``
     weight of its moves (-1 for none) and its moves of that weight in list order."""
     out = {}

@@ -60,7 +60,8 @@ def private_engine_uses(source: str) -> list[str]:
     tree = ast.parse(source)
     found: list[str] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "engine" and not node.level:
+        if (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "engine"
+                and not node.level):
             found += [f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names
                       if _private(a.name)]
         elif isinstance(node, ast.Attribute) and _private(node.attr) and not (
@@ -115,7 +116,8 @@ def test_ai_imports_no_private_engine_name():
 
 def test_ai_assigns_no_attribute_of_a_state():
     bad = {str(p): found for p in AI_SOURCES if (found := foreign_attribute_assignments(p.read_text()))}
-    assert not bad, f"ai/ sets attributes of objects it does not own (a state's fields are its engine's): {bad}"
+    assert not bad, f"ai/ sets attributes of objects it does not own (a state's fields are its engine's): " \
+                    f"{bad}"
 
 
 def test_the_boundary_rules_catch_every_form_they_name():

@@ -122,7 +122,8 @@ def playout(state: State, rng: random.Random) -> Move:
 #: ``rollout(state, rng)``: ``playout`` to the end of the game in one call, with the same moves and draws
 #: (``engine.tiuu.rollout_of``; ``tests/test_rollouts.py`` compares the two from thousands of sampled
 #: positions)
-rollout = rollout_of(playout, explore=PLAYOUT_EXPLORE, growth=PLAYOUT_GROWTH, growth_stock=PLAYOUT_GROWTH_STOCK)
+rollout = rollout_of(playout, explore=PLAYOUT_EXPLORE, growth=PLAYOUT_GROWTH,
+                     growth_stock=PLAYOUT_GROWTH_STOCK)
 
 
 HEURISTICS = register("tiuu", Heuristics(greedy=greedy, playout=playout, rollout=rollout))
