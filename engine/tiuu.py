@@ -200,8 +200,6 @@ _ARITY = {"capture": 2, "take": 2, "triple": 1, "fourth": 1}
 PART1, CHOOSE, OVER = 0, 1, 2
 
 
-#: a hand of one tile of every face
-_EVERY_FACE: tuple[int, ...] = (1,) * NF
 #: no face capped: ``caps`` entries below it can bind
 _UNCAPPED: tuple[int, ...] = (NO_CAP,) * NF
 
@@ -238,6 +236,8 @@ def part1_moves(state: TiuUState, hand: Sequence[int]) -> list[Move]:
     match = state.match
     played = state.played
     upc = state.upc
+    # a face-up triple needs a face-up stack: mostly there is none, and a face's count need not be read
+    upf = state.upf
     classic = state.classic
     long_stock = state.nstock >= MIN_STOCK
     out: list[Move] = []
@@ -250,7 +250,7 @@ def part1_moves(state: TiuUState, hand: Sequence[int]) -> list[Move]:
                 out.append(row[t])
         if long_stock and pool[h] == 2 and not played[h] and CF_CIVIL[h]:
             specials.append(TRIPLE_MOVES[h])
-        if upc[h] == 3 and (long_stock or classic):
+        if upf and upc[h] == 3 and (long_stock or classic):
             specials.append(FOURTH_MOVES[h])
     if specials:
         out += specials
@@ -601,12 +601,13 @@ class TiuUState(State):
 
     def _note_no_play(self, seat: Seat) -> None:
         """Compulsory capture: a seat that skips part 1 with tiles in hand holds no face that has a part-1
-        move (``part1_moves`` of a hand of every face: nothing that matches the pool, nothing to triple
-        and no fourth copy).  Everyone can infer it, so it bounds determinizations.  Only the seed's rules
-        compel: ``flip`` is listed only when nothing else is."""
-        moves = part1_moves(self, _EVERY_FACE)
+        move (``part1_moves``: nothing that matches the pool, nothing to triple and no fourth copy).
+        Everyone can infer it, so it bounds determinizations.  Only the seed's rules compel: ``flip`` is
+        listed only when nothing else is."""
+        cap = self.caps[seat]
+        # the faces the cap still allows, as a hand: those of them that have a move are capped to none
+        moves = part1_moves(self, cap)
         if moves[-1] is not FLIP_MOVE:
-            cap = self.caps[seat]
             for m in moves:
                 cap[m.code[1]] = 0
 
