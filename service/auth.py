@@ -1,4 +1,4 @@
-"""Seat tokens and the admin token (shared/API.md, "Authentication: seat tokens").
+"""Seat tokens and the admin token (docs/api.md, "Authentication: seat tokens").
 
 A token is ``<game id>.<secret>`` where the secret is 32 bytes (256 bits) from ``secrets``.  Only the
 SHA-256 of a token is stored, inside the game's own hash (so tokens live and die with the game and a game's

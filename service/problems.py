@@ -25,7 +25,7 @@ from werkzeug.exceptions import HTTPException
 
 import ai
 from engine.exceptions import BadOptions, IllegalMove, InvalidMove, UnknownRules
-from service import errors
+from service import config, errors
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "urn:tilehouse:problem:"
@@ -87,7 +87,7 @@ def invalid(errors: Mapping[str, Any], detail: str | None = None) -> Problem:
 
 
 def unavailable(detail: str = "Redis or the job queue is unavailable; try again shortly") -> Problem:
-    retry = str(current_app.config.get("RETRY_AFTER_SECONDS", 5)) if current_app else "5"
+    retry = str(current_app.config["RETRY_AFTER_SECONDS"] if current_app else config.DEFAULT_RETRY_AFTER_SECONDS)
     return Problem(503, detail, headers={"Retry-After": retry})
 
 
@@ -125,7 +125,7 @@ def from_service_error(exc: errors.ServiceError) -> Problem:
     headers = dict(HEADERS.get(kind, {}))
     retry = exc.retry_after
     if retry is None and status == 503:
-        retry = int(current_app.config.get("RETRY_AFTER_SECONDS", 5)) if current_app else 5
+        retry = int(current_app.config["RETRY_AFTER_SECONDS"] if current_app else config.DEFAULT_RETRY_AFTER_SECONDS)
     if retry is not None:
         headers["Retry-After"] = str(retry)
     return Problem(status, exc.detail, slug=exc.slug, title=exc.title, headers=headers, extra=exc.extra)

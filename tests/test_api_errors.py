@@ -171,7 +171,7 @@ def test_a_bad_game_is_a_422_naming_the_field_and_stores_nothing(app, client, bo
     r = client.post("/v1/games", json=body)
     problem = _problem(r, 422)
     assert field in problem["errors"], problem
-    assert conn.keys(f"{store_module.PREFIX}*") == []
+    assert conn.keys("th:game:*") == []
 
 
 def test_malformed_or_non_json_game_bodies_are_400_and_415(app, client):
@@ -180,7 +180,7 @@ def test_malformed_or_non_json_game_bodies_are_400_and_415(app, client):
     _problem(_post_raw(client, "/v1/games", b"", {}), 400)
     _problem(_post_raw(client, "/v1/games", b"rules=tiengow", {}, "application/x-www-form-urlencoded"), 415)
     _problem(client.post("/v1/games", data=b'{"rules": "tiengow"}'), 415)
-    assert conn.keys(f"{store_module.PREFIX}*") == []
+    assert conn.keys("th:game:*") == []
 
 
 BAD_SUGGESTIONS = [

@@ -1,4 +1,4 @@
-"""``/v1/jobs/{job_id}``: the status of an AI job (shared/API.md "AI").
+"""``/v1/jobs/{job_id}``: the status of an AI job (docs/api.md, "AI").
 
 ``queued`` (RQ's queued, deferred or scheduled), ``started``, ``finished`` with ``result``, or ``failed``
 with a ``problem`` document.  A suggestion job is readable only with the token of the seat that asked for

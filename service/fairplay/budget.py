@@ -1,4 +1,4 @@
-"""The AI CPU budget (issue 16.1): milliseconds of AI search one game and one client may have per minute.
+"""The AI CPU budget: milliseconds of AI search one game and one client may have per minute.
 
 A suggestion is charged, when it is asked for, the most it can cost: each of its ``workers`` parts may
 search for ``time_ms`` (an engine without ``time_ms`` -- greedy, random -- is charged a nominal
@@ -29,6 +29,7 @@ from typing import Any
 import redis
 
 from service.errors import BudgetSpent
+from service.keys import budget_client_key, budget_game_key
 
 #: the charge of a suggestion by an engine with no ``time_ms`` parameter, in milliseconds
 NOMINAL_COST_MS = 100
@@ -50,14 +51,6 @@ return redis.call('DECRBY', KEYS[1], ARGV[1])
 """
 
 
-def game_key(game_id: str, minute: int) -> str:
-    return f"th:budget:{{{game_id}}}:{minute}"
-
-
-def client_key(client: str, minute: int) -> str:
-    return f"th:budget:client:{client}:{minute}"
-
-
 def part_cost_ms(params: Mapping[str, Any]) -> int:
     """The most one search with ``params`` may take, in milliseconds."""
     time_ms = params.get("time_ms")
@@ -73,7 +66,7 @@ def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str,
     part = part_cost_ms(params)
     cost = part * workers
     retry = max(1, math.ceil(60 - now % 60))
-    keys = [game_key(game_id, minute), client_key(client, minute)]
+    keys = [budget_game_key(game_id, minute), budget_client_key(client, minute)]
     limits = [int(cfg["AI_CPU_MS_PER_MINUTE_PER_GAME"]), int(cfg["AI_CPU_MS_PER_MINUTE_PER_CLIENT"])]
     whose = ("this game", "this client")
     charged: list[str] = []

@@ -1,4 +1,4 @@
-"""The push stream of a game (issue 11, "Push stream"): ``GET /v1/games/{id}/stream`` as Server-Sent Events.
+"""The push stream of a game: ``GET /v1/games/{id}/stream`` as Server-Sent Events.
 
 Every event of the game's log is sent as
 

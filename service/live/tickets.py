@@ -1,4 +1,4 @@
-"""Stream tickets (issue 11, "Push stream"): how a browser's ``EventSource``, which cannot send an
+"""Stream tickets: how a browser's ``EventSource``, which cannot send an
 ``Authorization`` header, opens a seat's stream.
 
 ``POST /v1/games/{id}/stream-tickets`` with a seat token (or the admin token) answers a ticket that
@@ -25,12 +25,8 @@ import redis
 
 from service import auth
 from service.errors import BadTicket, Forbidden
+from service.keys import ticket_key
 from service.schemas import MAX_TICKET_LENGTH
-from service.store import PREFIX
-
-
-def ticket_key(game_id: str, digest: str) -> str:
-    return f"{PREFIX}{{{game_id}}}:ticket:{digest}"
 
 
 def issue(conn: redis.Redis, game_id: str, who: int | str, ttl_seconds: int) -> str:
