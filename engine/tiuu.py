@@ -222,8 +222,8 @@ def _counts(names: Sequence[str]) -> list[int]:
 
 def part1_moves(state: TiuUState, hand: Sequence[int]) -> list[Move]:
     """The legal moves of part 1 of a turn (§4) for ``hand`` (face counts) in ``state``: the one place
-    Tiu U's part-1 legality is decided (``legal_moves`` of a turn's part 1, the search kit's rollout).  In
-    legal order: the captures (by hand face, then pool face), the specials (tripling, then the fourth
+    Tiu U's part-1 legality is decided (``legal_moves`` in part 1, the search kit's rollout, and what a
+    flip under compulsory capture reveals, ``_note_no_play``).  In legal order: the captures (by hand face, then pool face), the specials (tripling, then the fourth
     tile, by face), then ``flip`` when it is legal.  A new list.
 
     * a capture: a hand tile and a pool tile that match;
