@@ -64,6 +64,7 @@ def check_response(method: str, path: str, status: int, content_type: str | None
     content = resp.get("content")
     if not content:
         assert not body, f"{method} {template} {status} should have no body"
+        assert not ctype, f"{method} {template} {status} has no body but says Content-Type: {ctype}"
         return
     assert ctype in content, f"{method} {template} {status}: {ctype} not in {list(content)}"
     schema = content[ctype]["schema"]

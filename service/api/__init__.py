@@ -39,6 +39,13 @@ def request_id() -> str | None:
     return getattr(g, "request_id", None)
 
 
+def no_content() -> Response:
+    """A 204: no body and no Content-Type (Flask would label even an empty body ``text/html``)."""
+    resp = current_app.response_class(status=204)
+    del resp.headers["Content-Type"]
+    return resp
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 

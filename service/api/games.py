@@ -19,6 +19,7 @@ from service.api import (
     game_view,
     join_url,
     json_body,
+    no_content,
     not_modified,
     request_id,
     seat_of,
@@ -50,7 +51,7 @@ def create_game() -> ResponseReturnValue:
     public_seed: bool = data["public_seed"]
     if public_seed and "seed" not in data:
         raise invalid({"public_seed": ["a public seed needs the seed: send 'seed' too"]})
-    seed = data["seed"] if "seed" in data else secrets.randbits(63)
+    seed = data["seed"] if "seed" in data else secrets.randbits(seeds.SEED_BITS)
     dealt = seeds.engine_seed(conn(), current_app.config, seed, [s["kind"] for s in seats_in], public_seed)
     state = rs.new(len(seats_in), dealt, data["options"])
     seats: list[dict[str, Any]] = []
@@ -129,7 +130,7 @@ def delete_game(game_id: str) -> ResponseReturnValue:
             Job.fetch(job_id, connection=conn()).delete()
         except NoSuchJobError:
             continue
-    return "", 204
+    return no_content()
 
 
 @bp.get("/<game_id>/moves")
@@ -199,7 +200,7 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
     if game.state.to_move != seat:
         raise NotYourTurn(seat, game.state.to_move)
     charged = budget.charge(conn(), current_app.config, game_id, client_key(), params, data["workers"])
-    seed = data["seed"] if "seed" in data else secrets.randbits(63)
+    seed = data["seed"] if "seed" in data else secrets.randbits(seeds.SEED_BITS)
     job = jobs.enqueue_suggestion(conn(), game, seat, engine_id, params, data["workers"], seed, request_id(),
                                   cfg=current_app.config, charged=charged)
     resp = jsonify(job_json(job))

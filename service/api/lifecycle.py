@@ -101,7 +101,7 @@ def _rotated_seed(rules: str, options: dict[str, Any], kinds: list[str], first: 
     players = len(kinds)
     want = None if first is None else (first + 1) % players
     for _ in range(ROTATION_TRIES):
-        seed = secrets.randbits(63)
+        seed = secrets.randbits(seeds.SEED_BITS)
         dealt = seeds.engine_seed(conn(), current_app.config, seed, kinds, False)
         if want is None or rs.new(players, dealt, options).to_move == want:
             break
