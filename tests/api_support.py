@@ -9,6 +9,7 @@ The fixtures (``app``, ``client``, ``drain``) are in ``api_fixtures.py``, loaded
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -145,3 +146,25 @@ def cheap_ai(engine_id: str = "ismcts") -> dict[str, Any]:
 
 def tokens_by_seat(created: dict[str, Any]) -> dict[int, str]:
     return {s["seat"]: s["token"] for s in created["seats"]}
+
+
+def play_out(client, drain, game_id: str, token: str, rng: random.Random,
+             answers: list[Any] | None = None) -> dict[str, Any]:
+    """Play the game to its end: the seat of ``token`` makes random legal moves, the AI seats move when
+    ``drain`` runs the queued jobs.  Every view and move answer is appended to ``answers`` when given."""
+    h = bearer(token)
+    for _ in range(3000):
+        view = client.get(f"/v1/games/{game_id}", headers=h).get_json()
+        if answers is not None:
+            answers.append(view)
+        if view["status"] == "finished":
+            return view
+        if view["ai"]["pending"]:
+            drain()
+            continue
+        move = rng.choice(view["legal_moves"])["id"]
+        r = client.post(f"/v1/games/{game_id}/moves", json={"move": move, "version": view["version"]}, headers=h)
+        assert r.status_code == 200, r.get_json()
+        if answers is not None:
+            answers.append(r.get_json())
+    raise AssertionError("the game did not end")
