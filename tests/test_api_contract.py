@@ -58,8 +58,8 @@ def test_listings_describe_every_rule_set_and_engine(client):
 
 
 #: short whole matches of every rule set (kozel also in team play), one human seat and AI seats
-WHOLE_GAMES = [("tiengow", 4, {"deals": 2}), ("tiengow_wall", 3, {"games": 2}), ("tiuu", 2, {"games": 2}),
-               ("kozel", 3, {"target": 20}), ("kozel", 4, {"teams": True, "target": 20})]
+WHOLE_GAMES = [("tiengow", 4, {"deals": 2}), ("tiengow_wall", 3, {"games": 2}), ("tiuu", 2, {}),
+               ("kozel", 3, {"target": 1}), ("kozel", 4, {"teams": True, "target": 1})]
 #: the schema name part of each rule set in the per-rule-set data schemas (``DealDataTienGowWall``)
 RULES_SUFFIX = {"tiengow": "TienGow", "tiengow_wall": "TienGowWall", "tiuu": "TiuU", "kozel": "Kozel"}
 
