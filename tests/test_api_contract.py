@@ -121,3 +121,9 @@ def _valid(schema: str, doc: object) -> bool:
     except AssertionError:
         return False
     return True
+
+
+def test_docs_api_md_lists_every_event_type():
+    events = (ROOT / "docs" / "api.md").read_text().split("\n## Events\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"`([a-z_]+)`\s+\{", events))
+    assert listed == set(SPEC["components"]["schemas"]["EventType"]["enum"])
