@@ -44,10 +44,12 @@ from rq.timeouts import JobTimeoutException
 
 import ai
 from service import config
+from service.errors import GameNotFound, NotYourTurn, VersionConflict
 from service.fairplay import budget
 from service.hardening import recovery
+from service.keys import play_job_id, suggestion_job_id
 from service.live import clock
-from service.store import Game, GameNotFound, NotYourTurn, Store, VersionConflict
+from service.store import Game, Store
 
 SUGGEST = "suggest"
 PLAY = "play"
@@ -94,7 +96,7 @@ def record_game(conn: redis.Redis, what: str) -> None:
 # --------------------------------------------------------------------------- play jobs
 
 def play_attempt_job_id(game_id: str, version: int, attempt: int) -> str:
-    return f"play-{game_id}-{version}{CHAIN[attempt][0]}"
+    return play_job_id(game_id, version, CHAIN[attempt][0])
 
 
 def engine_seed(game: Game) -> int:
@@ -283,7 +285,8 @@ def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str,
     search did not use."""
     cfg = cfg or settings()
     queue = Queue(SUGGEST, connection=conn)
-    base = f"suggest-{game.id}-{secrets.token_hex(8)}"
+    nonce = secrets.token_hex(8)
+    base = suggestion_job_id(game.id, nonce)
     meta = {"kind": "suggestion", "game": game.id, "version": game.version, "seat": seat,
             "engine": engine_id, "request_id": request_id, "budget": dict(charged) if charged else None}
     common = {"timeout": cfg["AI_JOB_TIMEOUT_SECONDS"], "result_ttl": cfg["JOB_RESULT_TTL_SECONDS"],
@@ -299,7 +302,7 @@ def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str,
         part_params["iterations"] = max(1, math.ceil(part_params["iterations"] / workers))
     parts = []
     for i in range(workers):
-        pid = f"{base}-p{i}"
+        pid = suggestion_job_id(game.id, nonce, i)
         parts.append(queue.enqueue_call(
             suggest, args=(game.id, game.version, seat, engine_id, part_params, derive_seed(seed, i), True),
             job_id=pid, meta={**meta, "part_of": base}, **common))

@@ -64,17 +64,13 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rq import Queue
 
-#: Redis hash of AI job outcomes: field ``"<engine>|<outcome>"`` -> count. One key, so it lives on one
-#: Redis Cluster slot and HINCRBY stays atomic across all workers.
-AI_JOBS_KEY = "tilehouse:metrics:ai_jobs"
-#: Redis hash of game counts: field ``created`` / ``finished`` -> count.
-GAMES_KEY = "tilehouse:metrics:games"
+from service import config
+from service.keys import AI_JOBS_METRIC_KEY, GAMES_METRIC_KEY
+
 GAME_EVENTS = ("created", "finished")
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
-#: Seconds a client should wait before asking /readyz (or retrying a request) after a 503.
-RETRY_AFTER_SECONDS = 5
 #: Socket timeouts of the health and metrics probes, in seconds: a probe answers fast or says "down".
 PROBE_TIMEOUT_SECONDS = 1.0
 #: Latency buckets in seconds: API calls are milliseconds; the tail catches a slow Redis.
@@ -226,7 +222,7 @@ def record_ai_job(conn: redis.Redis, engine_id: str, outcome: str) -> None:
     if "|" in engine_id or "|" in outcome:
         raise ValueError("engine id and outcome must not contain '|'")
     try:
-        conn.hincrby(AI_JOBS_KEY, f"{engine_id}|{outcome}", 1)
+        conn.hincrby(AI_JOBS_METRIC_KEY, f"{engine_id}|{outcome}", 1)
     except redis.RedisError as exc:
         _metrics_log.warning("could not count AI job", extra={"engine": engine_id, "outcome": outcome,
                                                               "error": str(exc)})
@@ -237,7 +233,7 @@ def record_game(conn: redis.Redis, event: str) -> None:
     if event not in GAME_EVENTS:
         raise ValueError(f"game event must be one of {GAME_EVENTS}, not {event!r}")
     try:
-        conn.hincrby(GAMES_KEY, event, 1)
+        conn.hincrby(GAMES_METRIC_KEY, event, 1)
     except redis.RedisError as exc:
         _metrics_log.warning("could not count game", extra={"event": event, "error": str(exc)})
 
@@ -296,10 +292,10 @@ class RedisCollector(Collector):
         if conn is not None:
             try:
                 conn = self.probes(conn)
-                for field, count in sorted(conn.hgetall(AI_JOBS_KEY).items()):
+                for field, count in sorted(conn.hgetall(AI_JOBS_METRIC_KEY).items()):
                     engine, _, outcome = _decode(field).rpartition("|")
                     ai.add_metric([engine, outcome], int(count))
-                games = {_decode(k): int(v) for k, v in conn.hgetall(GAMES_KEY).items()}
+                games = {_decode(k): int(v) for k, v in conn.hgetall(GAMES_METRIC_KEY).items()}
                 created.add_metric([], games.get("created", 0))
                 finished.add_metric([], games.get("finished", 0))
                 for name, queue in sorted(queues.items()):
@@ -432,7 +428,7 @@ def readyz() -> Response:
         return Response(json.dumps({"status": "ready", "checks": checks}), mimetype="application/json")
     failing = ", ".join(k for k, v in checks.items() if v != "ok")
     response = _problem(503, "unavailable", "Service unavailable", f"not ready: {failing}", checks=checks)
-    response.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER_SECONDS", RETRY_AFTER_SECONDS))
+    response.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER_SECONDS", config.DEFAULT_RETRY_AFTER_SECONDS))
     return response
 
 

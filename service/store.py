@@ -1,6 +1,6 @@
 """The Redis store of games (shared/ARCHITECTURE.md "The service", issue 7 "Store").
 
-Keys of one game, all with the hash tag ``{<game id>}`` so that they live on one Redis Cluster slot and one
+Keys of one game (every key is built by :mod:`service.keys`), all with the hash tag ``{<game id>}`` so that they live on one Redis Cluster slot and one
 Lua script may touch them all:
 
 * ``th:game:{<id>}`` -- a hash: ``version`` (int, +1 per applied move), ``doc`` (JSON: the engine's
@@ -62,30 +62,32 @@ import redis
 import engine
 from engine import IllegalMove, load_state
 from engine.game import Event, State
+from service import config
+from service.errors import GameNotFound, NotStarted, NotYourTurn, TimeUp, VersionConflict
+from service.keys import events_key, game_key, jobs_key, live_channel, lobby_key, play_job_id
 from service.live import clock
 
-#: key prefix of every tilehouse key that is not RQ's
-PREFIX = "th:game:"
 #: bytes of randomness in a game id (64 bits: ids are not secrets, only unique)
 GAME_ID_BYTES = 8
 #: parsed games kept per process (each a few kB); a poll of an unchanged game then parses nothing
 PARSED_CACHE_ENTRIES = 512
 
 #: KEYS: game hash, events list, jobs set.  ARGV: expected version, new doc, ttl seconds, ai_job, finished
-#: (1 or 0: the new state's match is over), events...  Returns {1, new version} or {0, current version} (-1 when the game does not exist).  When events were
-#: appended it also PUBLISHes the new event count on ``live_channel(id)`` (= KEYS[1] .. ':live') in the same
-#: atomic step, which wakes the game's open streams (service/live/stream.py).
+#: (1 or 0: the new state's match is over), the game's ``live_channel``, events...  Returns {1, new version}
+#: or {0, current version} (-1 when the game does not exist).  When events were appended it also PUBLISHes
+#: the new event count on the channel in the same atomic step, which wakes the game's open streams
+#: (service/live/stream.py).
 COMMIT_LUA = """
 local v = redis.call('HGET', KEYS[1], 'version')
 if not v then return {0, -1} end
 if v ~= ARGV[1] then return {0, tonumber(v)} end
 local nv = tonumber(v) + 1
 redis.call('HSET', KEYS[1], 'version', nv, 'doc', ARGV[2], 'ai_job', ARGV[4], 'finished', ARGV[5])
-if #ARGV >= 6 then
-  for i = 6, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+if #ARGV >= 7 then
+  for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
   local count = redis.call('LLEN', KEYS[2])
   redis.call('HSET', KEYS[1], 'last', ARGV[#ARGV], 'events', count)
-  redis.call('PUBLISH', KEYS[1] .. ':live', count)
+  redis.call('PUBLISH', ARGV[6], count)
 end
 local ttl = tonumber(ARGV[3])
 for i = 1, #KEYS do
@@ -118,73 +120,10 @@ redis.call('HSET', KEYS[1], 'seen', cjson.encode(seen))
 return 1
 """
 
-#: how often one seat's presence is written at most, in seconds (reads in between write nothing)
-PRESENCE_INTERVAL_SECONDS = 5.0
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class GameNotFound(LookupError):
-    def __init__(self, game_id: str) -> None:
-        super().__init__(f"no game {game_id!r} (it may have expired or been deleted)")
-        self.game_id = game_id
-
-
-class VersionConflict(Exception):
-    def __init__(self, expected: int | None, current: int) -> None:
-        super().__init__(f"the game is at version {current}, not {expected}; someone moved first")
-        self.expected = expected
-        self.current = current
-
-
-class NotStarted(Exception):
-    """A move while the game still waits for seats to be taken."""
-
-    def __init__(self, open_seats: list[int]) -> None:
-        super().__init__(f"the game has not started: seat(s) {', '.join(map(str, open_seats))} are not taken yet")
-        self.open_seats = open_seats
-
-
-class TimeUp(Exception):
-    """A move that arrives after the mover's clock ran out (the timeout takes over)."""
-
-    def __init__(self, seat: int, version: int) -> None:
-        super().__init__(f"seat {seat} has run out of time")
-        self.seat = seat
-        self.version = version
-
-
-class NotYourTurn(Exception):
-    def __init__(self, seat: int, to_move: int | None) -> None:
-        msg = "the game is over" if to_move is None else f"seat {seat} is not to move (seat {to_move} is)"
-        super().__init__(msg)
-        self.seat = seat
-        self.to_move = to_move
-
-
-def game_key(game_id: str) -> str:
-    return f"{PREFIX}{{{game_id}}}"
-
-
-def events_key(game_id: str) -> str:
-    return f"{PREFIX}{{{game_id}}}:events"
-
-
-def jobs_key(game_id: str) -> str:
-    return f"{PREFIX}{{{game_id}}}:jobs"
-
-
-def live_channel(game_id: str) -> str:
-    """The pub/sub channel on which every commit that appends events announces the new event count (a
-    channel, not a key: it holds nothing; named under the game's hash tag for Redis 7's sharded pub/sub)."""
-    return f"{PREFIX}{{{game_id}}}:live"
-
-
-def lobby_key(rules_id: str | None = None) -> str:
-    """The lobby index of every rule set (``None``) or of one."""
-    return "th:lobby" if rules_id is None else f"th:lobby:{rules_id}"
 
 
 def keys_of(game_id: str) -> list[str]:
@@ -194,12 +133,6 @@ def keys_of(game_id: str) -> list[str]:
 
 def new_game_id() -> str:
     return secrets.token_hex(GAME_ID_BYTES)
-
-
-def play_job_id(game_id: str, version: int) -> str:
-    """The deterministic id of the play job that moves the AI seat of ``game_id`` at ``version``: queuing
-    it twice is impossible (RQ refuses a second job with the same id)."""
-    return f"play-{game_id}-{version}"
 
 
 @dataclass
@@ -476,7 +409,8 @@ class Store:
                   else _event_json(e, new_version, move, mover) for e in events]
         raw = json.dumps(doc, separators=(",", ":"))
         ok, current = self._commit(keys=keys_of(game_id),
-                                   args=[game.version, raw, self.ttl, ai_job, int(state.finished), *logged])
+                                   args=[game.version, raw, self.ttl, ai_job, int(state.finished),
+                                         live_channel(game_id), *logged])
         if not ok:
             if current == -1:
                 raise GameNotFound(game_id)
@@ -493,7 +427,7 @@ class Store:
     # ---- presence (issue 11)
 
     def touch(self, game_id: str, seat: int, known: int | None = None, now: int | None = None,
-              interval: float = PRESENCE_INTERVAL_SECONDS) -> int | None:
+              interval: float = config.DEFAULT_PRESENCE_INTERVAL_SECONDS) -> int | None:
         """Record that ``seat`` was seen now (an authenticated request, an open stream).  Throttled: nothing
         is written when the seat was seen less than ``interval`` seconds ago -- ``known`` is the time the
         caller has just read (then not even a round trip is made).  Returns the time written, or None."""
@@ -511,8 +445,10 @@ class Store:
         if game.joinable:
             score = now_ms() + self.ttl * 1000
             pipe = self.conn.pipeline(transaction=False)
-            pipe.zadd(lobby_key(), {game.id: score})
-            pipe.zadd(lobby_key(rules), {game.id: score})
+            for key in (lobby_key(), lobby_key(rules)):
+                # an index outlives its newest entry by nothing: each entry expires with its game
+                pipe.zadd(key, {game.id: score})
+                pipe.expire(key, self.ttl)
             pipe.execute()
         else:
             self._unlist(game.id, rules)

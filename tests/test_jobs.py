@@ -13,7 +13,7 @@ from rq import Queue, SimpleWorker
 from rq.job import Job
 
 import ai
-from service import jobs
+from service import jobs, keys
 from service.store import Store, play_job_id
 
 pytest_plugins = ["api_fixtures"]
@@ -133,7 +133,7 @@ def test_a_timed_out_ai_job_is_replaced(app, client, monkeypatch):
     assert Job.fetch(play_job_id(game_id, 0), connection=conn).get_status() == "failed"
     assert Job.fetch(f"{play_job_id(game_id, 0)}-retry", connection=conn).get_status() == "failed"
     assert client.get(f"/v1/games/{game_id}").get_json()["version"] == 1
-    counts = conn.hgetall("tilehouse:metrics:ai_jobs")
+    counts = conn.hgetall(keys.AI_JOBS_METRIC_KEY)
     assert int(counts[b"ismcts|timeout"]) == 2 and int(counts[b"greedy|played"]) == 1
 
 

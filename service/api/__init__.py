@@ -18,9 +18,11 @@ import redis
 from flask import Flask, Response, current_app, g, request
 
 from service import auth
+from service.errors import GameNotFound
+from service.keys import play_job_id
 from service.live import clock
 from service.problems import Problem
-from service.store import Game, GameNotFound, Store, now_ms, play_job_id
+from service.store import Game, Store, now_ms
 
 JSON_TYPES = ("application/json",)
 

@@ -11,7 +11,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
 import engine
-from service import auth, jobs, schemas
+from service import auth, jobs, keys, schemas
 from service.api import (
     caller,
     conn,
@@ -29,11 +29,12 @@ from service.api import (
 )
 from service.api import engines as engines_api
 from service.api.jobs import job_json
+from service.errors import NotStarted, NotYourTurn, TimeUp, VersionConflict
 from service.fairplay import budget, limits, seeds
 from service.fairplay.clients import address_key, client_key
 from service.live import clock as live_clock
 from service.problems import Problem, from_exception, invalid
-from service.store import Game, NotStarted, NotYourTurn, TimeUp, VersionConflict, new_game_id, now_ms
+from service.store import Game, new_game_id, now_ms
 
 bp = Blueprint("games", __name__, url_prefix="/v1/games")
 
@@ -102,7 +103,7 @@ def _store_new_game(game_id: str, rs: engine.RuleSet, state: engine.State, seed:
            "clocks": live_clock.initial(clock, seats), "rematch_of": None, "rematch": None}
     # a game with no open seat starts now: the first seat's clock (if it has one) runs from its creation
     live_clock.restart(doc, state.to_move, now_ms(), all(s["kind"] != "open" for s in seats))
-    game = store().create(game_id, doc, hashes, live_index=limits.games_key(address_key()))
+    game = store().create(game_id, doc, hashes, live_index=keys.client_games_key(address_key()))
     return game, tokens, admin
 
 

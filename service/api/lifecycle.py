@@ -46,13 +46,14 @@ from rq.job import Job
 
 import engine
 from engine.game import event
-from service import auth, jobs
+from service import auth, jobs, keys
 from service.api import conn, game_view, present, request_id, seat_of, store
+from service.errors import GameNotFound, VersionConflict
 from service.fairplay import limits, seeds
 from service.fairplay.clients import address_key
 from service.live import clock
 from service.problems import Problem
-from service.store import Game, GameNotFound, VersionConflict, new_game_id, now_ms
+from service.store import Game, new_game_id, now_ms
 
 bp = Blueprint("lifecycle", __name__, url_prefix="/v1/games")
 
@@ -126,7 +127,7 @@ def _create_rematch(old: Game, game_id: str) -> Game:
                "engine_seed": dealt, "public_seed": False, "seats": seats, "state": state.to_dict(), "last_move": None, "clock": doc.get("clock"),
                "clocks": clock.initial(doc.get("clock"), seats), "rematch_of": old.id, "rematch": None}
     hashes = {auth.ADMIN: old.tokens[auth.ADMIN]} if auth.ADMIN in old.tokens else {}
-    return store().create(game_id, new_doc, hashes, live_index=limits.games_key(address_key()))
+    return store().create(game_id, new_doc, hashes, live_index=keys.client_games_key(address_key()))
 
 
 def _discard(game_id: str) -> None:

@@ -25,9 +25,10 @@ from flask.typing import ResponseReturnValue
 from engine.game import event
 from service import auth, schemas
 from service.api import caller, conn, game_view, json_body, present, request_id, store
+from service.errors import VersionConflict
 from service.live import clock
 from service.problems import Problem
-from service.store import VersionConflict, now_ms
+from service.store import now_ms
 
 bp = Blueprint("seats", __name__, url_prefix="/v1/games/<game_id>/seats")
 

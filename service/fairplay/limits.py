@@ -41,12 +41,12 @@ from flask import Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
+from service.errors import TooManyLiveGames
 from service.fairplay.clients import address_key, client_key
+from service.keys import LIMITER_PREFIX, client_games_key
 from service.problems import Problem, response
 from service.store import Store
 
-#: prefix of Flask-Limiter's keys in Redis
-KEY_PREFIX = "th:limits"
 #: the Retry-After of a refused game when the live cap is reached, in seconds
 LIVE_RETRY_AFTER_SECONDS = 60
 #: seconds an admitted id whose game is not stored yet still counts (the creation is in flight)
@@ -77,7 +77,7 @@ def _rate_limited(limit: RequestLimit) -> Response:
                             headers={"Retry-After": str(retry)}))
 
 
-limiter = Limiter(key_func=address_key, key_prefix=KEY_PREFIX, strategy="moving-window", on_breach=_rate_limited)
+limiter = Limiter(key_func=address_key, strategy="moving-window", on_breach=_rate_limited)
 
 
 def games_per_minute() -> str:
@@ -115,6 +115,8 @@ limit_suggestions = limiter.limit(suggestions_per_minute, key_func=client_key, d
 def init_app(app: Flask) -> None:
     """Flask-Limiter on the service's Redis (``RATELIMIT_*`` settings may still be given in the config)."""
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"])
+    # the moving windows under the service's prefix (the storage's own default prefix is ``LIMITS``)
+    app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"key_prefix": LIMITER_PREFIX})
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", False)
     limiter.init_app(app)
     # the problem document made by _rate_limited, ahead of the generic handler of service.problems
@@ -127,13 +129,9 @@ def _breached(exc: RateLimitExceeded) -> ResponseReturnValue:
     return response(Problem(429, exc.description or "too many requests", headers={"Retry-After": "60"}))
 
 
-def games_key(client: str) -> str:
-    return f"th:client:{client}:games"
-
-
 def admit_game(conn: redis.Redis, cfg: Mapping[str, Any], client: str, game_id: str) -> None:
-    """Count ``game_id`` as a live game of ``client``, or raise a 429 problem when it has too many."""
-    key = games_key(client)
+    """Count ``game_id`` as a live game of ``client``, or raise :class:`~service.errors.TooManyLiveGames` when it has too many."""
+    key = client_games_key(client)
     now = int(time.time() * 1000)
     listed = {(raw.decode() if isinstance(raw, bytes) else str(raw)): int(score)
               for raw, score in cast(list[tuple[bytes, float]], conn.zrange(key, 0, -1, withscores=True))}
@@ -145,11 +143,10 @@ def admit_game(conn: redis.Redis, cfg: Mapping[str, Any], client: str, game_id: 
     cap = int(cfg["LIVE_GAMES_PER_CLIENT"])
     admitted = conn.eval(ADMIT_LUA, 1, key, cap, game_id, now, int(cfg["GAME_TTL_SECONDS"]))
     if not admitted:
-        raise Problem(429, f"at most {cap} live games per client: finish or delete one first",
-                      slug="live-games", title="Too many live games",
-                      headers={"Retry-After": str(LIVE_RETRY_AFTER_SECONDS)})
+        raise TooManyLiveGames(f"at most {cap} live games per client: finish or delete one first",
+                               retry_after=LIVE_RETRY_AFTER_SECONDS)
 
 
 def release_game(conn: redis.Redis, client: str, game_id: str) -> None:
     """Give back the place of ``game_id`` (admitted, but its game was not kept)."""
-    conn.zrem(games_key(client), game_id)
+    conn.zrem(client_games_key(client), game_id)

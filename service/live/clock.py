@@ -130,16 +130,13 @@ def view(doc: dict[str, Any], now: int) -> tuple[dict[str, Any] | None, list[int
 
 # --------------------------------------------------------------------------- timeouts on RQ
 
-def timeout_job_id(game_id: str, version: int) -> str:
-    return f"clock-{game_id}-{version}"
-
-
 def schedule(conn: redis.Redis, game: Game, cfg: dict[str, Any] | None = None) -> Job | None:
     """Schedule the timeout job of ``game``'s running clock (none when no clock runs)."""
     from rq import Queue
     from rq.exceptions import DuplicateJobError
 
     from service import jobs
+    from service.keys import timeout_job_id
     from service.store import Store
 
     due = deadline(game.doc)
@@ -147,11 +144,13 @@ def schedule(conn: redis.Redis, game: Game, cfg: dict[str, Any] | None = None) -
         return None
     cfg = cfg or jobs.settings()
     job_id = timeout_job_id(game.id, game.version)
+    # RQ's scheduled registry counts whole seconds (rounding down): round up, so that it is never early
+    due_s = math.ceil(due / 1000)
     try:
-        # RQ's scheduled registry counts whole seconds (rounding down): round up, so that it is never early
+        # ``ttl``: a job whose game moved on before it was due still expires (with its result's time, after it)
         job = Queue(jobs.PLAY, connection=conn).enqueue_at(
-            datetime.fromtimestamp(math.ceil(due / 1000), UTC), timeout, game.id, game.version, job_id=job_id,
-            unique=True,
+            datetime.fromtimestamp(due_s, UTC), timeout, game.id, game.version, job_id=job_id, unique=True,
+            ttl=max(1, due_s - int(time.time())) + int(cfg["JOB_RESULT_TTL_SECONDS"]),
             job_timeout=TIMEOUT_JOB_SECONDS, result_ttl=cfg["JOB_RESULT_TTL_SECONDS"],
             failure_ttl=cfg["JOB_FAILURE_TTL_SECONDS"],
             meta={"kind": "clock", "game": game.id, "version": game.version})
@@ -180,7 +179,8 @@ def run_timeout(store: Any, game_id: str, version: int, cfg: dict[str, Any] | No
     import ai
     from engine.game import event
     from service import jobs
-    from service.store import GameNotFound, VersionConflict, now_ms
+    from service.errors import GameNotFound, VersionConflict
+    from service.store import now_ms
 
     try:
         game = store.get(game_id)
