@@ -168,3 +168,26 @@ def play_out(client, drain, game_id: str, token: str, rng: random.Random,
         if answers is not None:
             answers.append(r.get_json())
     raise AssertionError("the game did not end")
+
+
+#: the largest integer a JSON number keeps exactly in every client (JavaScript's Number.MAX_SAFE_INTEGER)
+SAFE_INTEGER = 2**53 - 1
+
+
+def integers(doc: Any, path: str = "") -> Iterator[tuple[str, int]]:
+    """Every integer in a JSON document, with where it is."""
+    if isinstance(doc, bool):
+        return
+    if isinstance(doc, int):
+        yield path, doc
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from integers(v, f"{path}.{k}")
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from integers(v, f"{path}[{i}]")
+
+
+def unsafe_integers(*docs: Any) -> list[tuple[str, int]]:
+    """The integers of ``docs`` outside +-(2^53 - 1)."""
+    return [(where, n) for doc in docs for where, n in integers(doc) if not -SAFE_INTEGER <= n <= SAFE_INTEGER]

@@ -1,7 +1,7 @@
 """openapi.yaml is a valid OpenAPI 3.1 document, is served at /openapi.yaml, and describes exactly the
 routes the app has (every response the API tests receive is validated against it by ``api_support``); every
 event of whole matches of every rule set matches the schema of its own type, its data the data schema of its
-rule set."""
+rule set, and every integer they carry lies within +-(2^53 - 1)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,17 @@ import re
 
 import pytest
 import yaml
-from api_support import ROOT, SPEC, bearer, cheap_ai, check_schema, create, play_out, tokens_by_seat
+from api_support import (
+    ROOT,
+    SPEC,
+    bearer,
+    cheap_ai,
+    check_schema,
+    create,
+    play_out,
+    tokens_by_seat,
+    unsafe_integers,
+)
 from openapi_spec_validator import validate
 
 pytest_plugins = ["api_fixtures"]
@@ -91,16 +101,19 @@ def test_the_event_types_are_listed_once_each_with_their_own_schema():
 
 
 @pytest.mark.parametrize(("rules_id", "players", "options"), WHOLE_GAMES)
-def test_every_event_of_a_whole_match_matches_the_schema_of_its_own_type(client, drain, rules_id, players,
-                                                                        options):
+def test_every_event_of_a_whole_match_matches_the_schema_of_its_own_type_and_every_integer_is_safe(
+        client, drain, rules_id, players, options):
     seats = [{"kind": "human", "name": "Ann"}] + [cheap_ai("greedy" if i % 2 else "random")
                                                   for i in range(players - 1)]
     created = create(client, rules_id, seats, seed=31, options=options)
     game_id, token = created["game"]["id"], tokens_by_seat(created)[0]
-    play_out(client, drain, game_id, token, random.Random(3))
+    answers: list = [created]
+    play_out(client, drain, game_id, token, random.Random(3), answers)
     own = client.get(f"/v1/games/{game_id}/events", headers=bearer(token)).get_json()
     public = client.get(f"/v1/games/{game_id}/events").get_json()
     replay = client.get(f"/v1/games/{game_id}/replay").get_json()
+    # every integer of every answer, the replay's seed (mixed with the server's secret) included
+    assert unsafe_integers(*answers, own, public, replay) == []
     seen = set()
     for ev in own + public:
         check_schema(_type_schema(ev["type"]), ev)

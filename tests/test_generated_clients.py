@@ -7,7 +7,7 @@ server (a real gunicorn and a real ``worker.py`` for the AI seats: the ``server`
   answer read as its typed model: rules, engines, creation, seat and spectator views, moves, a 422's errors, a
   409, events by type, joining an open seat, the replay.
 * TypeScript: ``npm ci`` in clients/typescript, openapi-typescript's types, ``tsc --strict``, and the client
-  run against the server (skipped, saying why, where node or npm is not on the PATH).
+  run against the same server (skipped, saying why, where node or npm is not on the PATH).
 """
 
 from __future__ import annotations
@@ -95,9 +95,11 @@ def _play_to(api: Api, base: str, game_id: str, token: str, rng: random.Random, 
     raise AssertionError("the game did not get there in time")
 
 
-def test_openapi_python_client_generates_a_client_that_plays_tien_gow_and_kozel(generated, server):  # noqa: F811
+def test_generated_python_and_typescript_clients_play_against_a_live_server(generated, server, tmp_path):  # noqa: F811
+    # one server for both (each start and stop of gunicorn and the worker costs seconds)
     _plays_a_tien_gow_deal(generated, server)
     _joins_and_plays_a_kozel_round(generated, server)
+    _typescript_client_compiles_strictly_and_plays(server, tmp_path)
 
 
 def _plays_a_tien_gow_deal(generated: ModuleType, base: str) -> None:
@@ -201,11 +203,12 @@ def _joins_and_plays_a_kozel_round(generated: ModuleType, base: str) -> None:
 def _npm() -> tuple[str, str]:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are not on the PATH: the TypeScript client is not built here")
+        pytest.skip("node and npm are not on the PATH: the TypeScript client is not built here (the Python "
+                    "client passed)")
     return node, npm
 
 
-def test_the_typescript_client_compiles_strictly_and_plays_against_the_server(server, tmp_path):  # noqa: F811
+def _typescript_client_compiles_strictly_and_plays(base: str, tmp_path: Path) -> None:
     node, npm = _npm()
     # a copy laid out as the repository is (the package's generate script reads ../../openapi.yaml), without
     # what a build leaves behind
@@ -221,7 +224,7 @@ def test_the_typescript_client_compiles_strictly_and_plays_against_the_server(se
     run(npm, "ci", "--no-audit", "--no-fund", "--prefer-offline")
     run(npm, "run", "generate")
     run(npm, "run", "build")
-    out = run(node, "dist/play.js", server)
+    out = run(node, "dist/play.js", base)
     lines = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
     assert lines["status"] == "finished", out
     assert int(lines["events"]) > 0 and "lead" in lines["types"].split(",") and "match_end" in lines["types"].split(",")
