@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import random
 import re
 import subprocess
 import sys
@@ -192,31 +193,37 @@ def _stops_when_its_game_ends_under_it_and_refuses_a_finished_one(server: str) -
 
 
 def test_the_bot_waits_out_a_restart_of_the_server_and_finishes_its_game(redis_conn, redis_url, tmp_path):
+    # the other seat is a person this test plays, so the game cannot end while the server is away
     env, port = environment(redis_url), free_port()
     gunicorn, base = start_gunicorn(env, tmp_path / "gunicorn.log", port=port)
     worker = start_worker(env, tmp_path / "worker.log")
     try:
         wait_ready(base, [gunicorn, worker])
         status, created = _call(base, "POST", "/v1/games", {
-            "rules": "kozel", "options": {"target": 15}, "seed": 3,
-            "seats": [{"kind": "open"}, {"kind": "ai", "engine": "random"}]})
+            "rules": "kozel", "options": {"target": 1}, "seed": 3,
+            "seats": [{"kind": "open"}, {"kind": "human", "name": "Ann"}]})
         assert status == 201
-        game_id = created["game"]["id"]
+        game_id, ann = created["game"]["id"], created["seats"][0]["token"]
         bot = _start_bot(base, game_id, "0")
         deadline = time.monotonic() + 30
-        while _call(base, "GET", f"/v1/games/{game_id}")[1]["version"] < 4:
+        while _call(base, "GET", f"/v1/games/{game_id}")[1]["status"] == "waiting":
             assert time.monotonic() < deadline and bot.poll() is None
             time.sleep(0.02)
-        stop([gunicorn])  # the bot is in the middle of its game
+        stop([gunicorn])  # the bot has joined and waits for its turn or for Ann
         time.sleep(1.0)
         assert bot.poll() is None, bot.communicate()
         gunicorn, _ = start_gunicorn(env, tmp_path / "gunicorn.log", port=port)
         wait_ready(base, [gunicorn, worker])
-        status, view = _call(base, "GET", f"/v1/games/{game_id}")
-        assert status == 200 and view["status"] == "active"
-        out, err = bot.communicate(timeout=120)
+        rng, deadline = random.Random(1), time.monotonic() + 60
+        while (view := _call(base, "GET", f"/v1/games/{game_id}", token=ann)[1])["status"] != "finished":
+            assert time.monotonic() < deadline and bot.poll() is None, "the bot stopped playing"
+            if view["legal_moves"]:
+                _call(base, "POST", f"/v1/games/{game_id}/moves",
+                      {"move": rng.choice(view["legal_moves"])["id"], "version": view["version"]}, ann)
+            else:
+                time.sleep(0.02)
+        out, err = bot.communicate(timeout=60)
         assert bot.returncode == 0, err
         assert out.startswith(f"game {game_id} seat 0: ")
-        assert _call(base, "GET", f"/v1/games/{game_id}")[1]["status"] == "finished"
     finally:
         stop([worker, gunicorn])
