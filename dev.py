@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -98,12 +99,26 @@ def main(argv: list[str]) -> int:
     if cmd == "lock":
         return lock()
     ensure_env("embedded")
+    return serve(rest)
+
+
+def serve(rest: list[str]) -> int:
+    """``tilehouse serve ARGS`` as a child, with SIGINT and SIGTERM passed on to it and waited for.
+
+    ``serve`` stops its own children (workers, gunicorn, then Redis) in order when it gets either signal;
+    this process only has to pass the signal on and wait, instead of dying at once and leaving ``serve``
+    and everything under it running (port still bound).  A terminal's Ctrl-C reaches both processes
+    (same process group); ``serve`` takes a second SIGINT as the same request to stop.
+    """
     proc = subprocess.Popen([str(BIN / "tilehouse"), "serve", *rest], cwd=ROOT)
-    while True:
-        try:
-            return proc.wait()
-        except KeyboardInterrupt:
-            continue  # serve got the Ctrl-C too and stops its children in order; wait for it
+
+    def forward(signum: int, frame: object) -> None:
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, forward)
+    return proc.wait()
 
 
 if __name__ == "__main__":
