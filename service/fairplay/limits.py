@@ -41,6 +41,7 @@ from flask import Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
+from service import connections
 from service.fairplay.clients import address_key, client_key
 from service.problems import Problem, response
 from service.store import Store
@@ -114,7 +115,7 @@ limit_suggestions = limiter.limit(suggestions_per_minute, key_func=client_key, d
 
 def init_app(app: Flask) -> None:
     """Flask-Limiter on the service's Redis (``RATELIMIT_*`` settings may still be given in the config)."""
-    app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"])
+    app.config.setdefault("RATELIMIT_STORAGE_URI", connections.limiter_storage_uri(app.config))
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", False)
     limiter.init_app(app)
     # the problem document made by _rate_limited, ahead of the generic handler of service.problems
