@@ -241,3 +241,21 @@ def test_a_move_no_replica_confirms_in_time_is_refused_with_503_and_a_retry_find
     retry = client.post(f"/v1/games/{game_id}/moves", headers=bearer(token),
                         json={"move": moves[0]["id"], "version": 0})
     assert retry.status_code == 200 and retry.get_json()["version"] == 1
+
+
+def test_a_play_job_a_failover_stranded_off_its_queue_is_queued_again_by_a_view(make_app, redis_conn):
+    """A worker moves a job off its queue (BLMOVE to RQ's intermediate queue), then marks it started; a
+    failover between the two leaves it ``queued`` but in no queue.  A view of the game puts it back."""
+    app = make_app(ABANDONED_JOB_SECONDS=1)
+    client = app.test_client()
+    created = create(client, "kozel", [{"kind": "ai", "engine": "greedy"}, {"kind": "ai", "engine": "greedy"}])
+    game_id = created["game"]["id"]
+    queue = app.extensions["queues"]["play"]
+    (job_id,) = queue.job_ids
+    intermediate = f"{queue.key}:intermediate"
+    assert redis_conn.lmove(queue.key, intermediate) == job_id.encode()  # what the cut-off worker did
+    assert client.get(f"/v1/games/{game_id}").status_code == 200
+    assert queue.job_ids == [], "a job queued less than ABANDONED_JOB_SECONDS ago is left alone"
+    time.sleep(1.1)
+    assert client.get(f"/v1/games/{game_id}").status_code == 200
+    assert queue.job_ids == [job_id] and redis_conn.lrange(intermediate, 0, -1) == []
