@@ -4,9 +4,10 @@
 
 Real processes on loopback: a master, a replica and three sentinels (``redis-server --sentinel``), gunicorn
 and two RQ workers.  The test plays the human seat of games against AI seats through HTTP, kills the master
-outright halfway, starts it again empty (as an orchestrator restarts a dead pod: the sentinels make it a
-replica of the promoted one), and plays every game to the end; each move the API acknowledged (200) must be
-in the finished game's replay at the version it was acknowledged with.
+outright halfway, starts it again empty as a replica of the promoted one (as an orchestrator restarts a
+dead pod), and plays every game to the end; each move the API acknowledged (200) must be
+in the finished game's replay at the version it was acknowledged with.  A worker that RQ stops because it
+lost Redis in the middle of a job is started again, as its Deployment would.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from processes import environment, start_gunicorn, start_worker, stop, wait_read
 
 from service import connections
 from service.redis_local import RedisUnavailable, free_port, redis_server_binary
+from service.store import game_key
 
 pytest_plugins = ["api_fixtures"]
 
@@ -65,10 +67,11 @@ class Servers:
         folder = self.tmp / f"sentinel-{port}"
         folder.mkdir(exist_ok=True)
         conf = folder / "sentinel.conf"  # the sentinel rewrites its own file: one each
+        # a short failover timeout: an election the sentinels lose (split votes) is tried again in seconds
         conf.write_text(f"port {port}\nbind 127.0.0.1\ndir {folder}\nlogfile {folder / 'sentinel.log'}\n"
                         f"sentinel monitor {MASTER_NAME} 127.0.0.1 {master_port} 2\n"
                         f"sentinel down-after-milliseconds {MASTER_NAME} 1000\n"
-                        f"sentinel failover-timeout {MASTER_NAME} 10000\n")
+                        f"sentinel failover-timeout {MASTER_NAME} 3000\n")
         self.procs[port] = subprocess.Popen([self.binary, str(conf), "--sentinel"], stdout=subprocess.DEVNULL,
                                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         _wait(lambda: redis.Redis(port=port, socket_timeout=0.5).ping(), f"sentinel on {port}")
@@ -124,6 +127,20 @@ def sentinel_setup(tmp_path: Path) -> Iterator[tuple[Servers, int, int, list[int
         servers.stop()
 
 
+def _stuck(game_ids: set[str], sentinels: str) -> str:
+    """What the unfinished games wait for, read through the sentinels (for the failure message)."""
+    conn = connections.client({"REDIS_URL": "redis://unused/0", "REDIS_SENTINELS": sentinels,
+                               "REDIS_SENTINEL_MASTER": MASTER_NAME}, decode_responses=True)
+    out = []
+    for game_id in sorted(game_ids):
+        version, ai_job = conn.hmget(game_key(game_id), ["version", "ai_job"])
+        status = conn.hget(f"rq:job:{ai_job}", "status") if ai_job else None
+        places = [key for key in conn.keys("rq:*queue:*") if conn.type(key) == "list" and ai_job
+                  and conn.lpos(key, ai_job) is not None]
+        out.append(f"{game_id}: version {version}, ai_job {ai_job!r} {status} in {places}")
+    return "games not finished: " + "; ".join(out)
+
+
 def _call(method: str, url: str, **kw):  # type: ignore[no-untyped-def]
     """One HTTP call; a connection error counts as a 503 (the API may be between two Redis masters)."""
     try:
@@ -163,16 +180,20 @@ def test_games_against_ai_seats_finish_across_a_sentinel_failover_with_no_acknow
         acked_before = 0
         deadline = time.monotonic() + DEADLINE_SECONDS
         while len(finished) < GAMES:
-            assert time.monotonic() < deadline, f"games not finished: {set(acked) - finished}"
+            assert time.monotonic() < deadline, _stuck(set(acked) - finished, spec)
+            # as a Deployment or compose restarts them: RQ quits a worker that loses Redis in the middle of
+            # a job (its job is then failed over by the others, service.hardening.recovery)
+            workers = [w if w.poll() is None else start_worker(env, tmp_path / "worker.log") for w in workers]
             if killed_at is None and sum(len(m) for m in acked.values()) >= KILL_AFTER:
                 servers.kill(master)
                 killed_at = time.monotonic()
                 asked = redis.Redis(port=sentinels[0], decode_responses=True)
                 _wait(lambda: int(asked.sentinel_get_master_addr_by_name(MASTER_NAME)[1]) == replica,  # noqa: B023
-                      "the sentinels to promote the replica")
-                # the orchestrator's restart: an empty server on the old address, made a replica by the
-                # sentinels, so that commits find a replica to wait for again
-                servers.redis(master)
+                      "the sentinels to promote the replica", timeout=30)
+                # the orchestrator's restart: an empty server on the old address that starts as a replica of
+                # the master the sentinels name now (as a Redis operator's start-up script does), so that
+                # commits find a replica to wait for again
+                servers.redis(master, "--replicaof", "127.0.0.1", str(replica))
                 _wait(lambda: redis.Redis(port=replica).info("replication")["connected_slaves"] == 1,
                       "the restarted server to replicate the promoted master")
                 acked_before = sum(len(m) for m in acked.values())
