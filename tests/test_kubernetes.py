@@ -26,7 +26,7 @@ import pytest
 import redis
 import yaml
 
-from service import config, jobs
+from service import config, queues
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "kubernetes"
@@ -140,7 +140,7 @@ def test_every_deployment_has_a_disruption_budget_and_the_workers_scale_on_rq_qu
     assert hpa["spec"]["scaleTargetRef"]["name"] == "tilehouse-api" and hpa["spec"]["minReplicas"] >= 2
     scaled = by_kind(rendered, "ScaledObject")
     # a client that never connects: a Queue only needs one to exist to tell its key
-    queue_keys = {q.name: q.key for q in jobs.make_queues(redis.Redis(port=1)).values()}
+    queue_keys = {q.name: q.key for q in queues.make_queues(redis.Redis(port=1)).values()}
     lists = {name: {t["metadata"]["listName"] for t in s["spec"]["triggers"]} for name, s in scaled.items()}
     # RQ keeps queue <name> as the Redis list rq:queue:<name>
     assert lists == {"tilehouse-worker": {queue_keys["suggest"], queue_keys["play"]},
@@ -149,7 +149,7 @@ def test_every_deployment_has_a_disruption_budget_and_the_workers_scale_on_rq_qu
     for name, s in scaled.items():
         assert s["spec"]["scaleTargetRef"]["name"] in deployments, name
         command = deployments[name]["spec"]["template"]["spec"]["containers"][0]["command"]
-        served = command[command.index("--queues") + 1].split(",") if "--queues" in command else jobs.QUEUE_ORDER
+        served = command[command.index("--queues") + 1].split(",") if "--queues" in command else queues.QUEUE_ORDER
         assert {queue_keys[q] for q in served} == lists[name], name
 
 

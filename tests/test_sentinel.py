@@ -27,8 +27,8 @@ from api_support import bearer, create, humans, tokens_by_seat
 from processes import environment, start_gunicorn, start_worker, stop, wait_ready
 
 from service import connections
+from service.keys import game_key
 from service.redis_local import RedisUnavailable, free_port, redis_server_binary
-from service.store import game_key
 
 pytest_plugins = ["api_fixtures"]
 
