@@ -171,6 +171,10 @@ def ensure_ai_progress(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | N
         # its worker died: RQ's abandoned-job handling runs the failure callback, which queues the next step
         recovery.fail_over(conn, job)
         return True
+    if status == JobStatus.QUEUED and recovery.stranded(conn, job, cfg["ABANDONED_JOB_SECONDS"]):
+        # taken off its queue by a worker that a Redis failover cut off before it started the job
+        recovery.requeue_stranded(conn, job)
+        return True
     attempt = next((i for i, (suffix, _) in enumerate(CHAIN) if suffix and game.ai_job.endswith(suffix)), 0)
     if status is None:
         return schedule_play(conn, game, attempt=attempt, cfg=cfg) is not None
