@@ -1,4 +1,4 @@
-// tilehouse web client (issue 12): the new-game screen and the table, on the public /v1 API only.
+// tilehouse web client: the new-game screen and the table, on the public /v1 API only.
 //
 // Routes (in the URL fragment, so the server serves one static page):
 //   #/                      new game

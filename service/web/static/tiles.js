@@ -1,7 +1,7 @@
-// Domino tiles drawn as SVG (issue 12).
+// Domino tiles drawn as SVG.
 //
 // Chinese tiles (Tien Gow, Tiu U): dark tiles with white and red pips, as the seed describes them
-// ("red and white pips", shared/rules/tiles.md section 3): every pip of a 1-face and of a 4-face is red,
+// ("red and white pips"): every pip of a 1-face and of a 4-face is red,
 // the 6-6 (Heaven) has half of its pips red -- 3 red + 3 white on each half, drawn as a red column beside a
 // white one -- and every other pip is white. Pip layouts follow the two dice the tile stands for.
 // Western tiles (Kozel): ivory double-six tiles with black pips and a dividing bar; 0 is a blank half.
