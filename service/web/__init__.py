@@ -27,11 +27,11 @@ bp = Blueprint("web", __name__)
 TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 
 
-def _send(filename: str) -> Response:
-    mimetype = TYPES.get(Path(filename).suffix)
+def _send(filename: str, folder: Path = STATIC, types: dict[str, str] = TYPES) -> Response:
+    mimetype = types.get(Path(filename).suffix)
     if mimetype is None:
         raise NotFound()
-    resp = send_from_directory(STATIC, filename, mimetype=mimetype, max_age=0)
+    resp = send_from_directory(folder, filename, mimetype=mimetype, max_age=0)
     resp.headers["Cache-Control"] = "no-cache"
     resp.headers["X-Content-Type-Options"] = "nosniff"
     return resp
@@ -45,3 +45,9 @@ def index() -> Response:
 @bp.get("/static/<filename>")
 def asset(filename: str) -> Response:
     return _send(filename)
+
+
+@bp.get("/static/i18n/<filename>")
+def catalog(filename: str) -> Response:
+    """One language's message catalog (``static/i18n/<lang>.json``): every string the client shows."""
+    return _send(filename, STATIC / "i18n", {".json": "application/json"})
