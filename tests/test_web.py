@@ -67,13 +67,53 @@ def test_the_client_loads_nothing_from_outside_and_calls_only_the_public_api():
         calls += re.findall(r'(?:\bapi\("[A-Z]+", |\bfetch\(|\bEventSource\()[`"]([^`"]+)', src.read_text())
     assert len(calls) >= 10
     for path in calls:
-        assert path.startswith("/v1/") or path == "/openapi.yaml", path
+        # the public API, its contract, and the client's own files: its catalogs and the rules pages
+        assert path.startswith(("/v1/", "/static/i18n/", "/rules/")) or path == "/openapi.yaml", path
 
 
-def test_tokens_are_kept_in_session_storage_only():
+def test_tokens_are_kept_in_the_browsers_storage_and_never_in_a_cookie():
     code = "\n".join(p.read_text() for p in SOURCES if p.suffix == ".js")
-    assert "sessionStorage" in code
-    assert "localStorage" not in code and "document.cookie" not in code
+    assert "localStorage" in code  # my games: the games this browser created or joined, with their tokens
+    assert "document.cookie" not in code
+
+
+CATALOGS = sorted((STATIC / "i18n").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", [p.name for p in CATALOGS])
+def test_every_message_catalog_is_served_as_json(client, path):
+    r = client.get(f"/static/i18n/{path}")
+    assert r.status_code == 200 and r.mimetype == "application/json"
+    assert r.data == (STATIC / "i18n" / path).read_bytes()
+
+
+@pytest.mark.parametrize("path", ["/static/i18n/nothing.json", "/static/i18n/en.js", "/rules/nothing",
+                                  "/rules/nothing/text", "/rules/kozel/text?lang=../x"])
+def test_no_other_catalog_or_rules_page_is_served(client, path):
+    r = client.get(path)
+    assert r.status_code == 404 and r.mimetype == "application/problem+json"
+
+
+def test_the_rules_pages_are_the_client_page_and_the_rules_text_is_docs_rules_itself(client):
+    import engine
+
+    for path in ["/rules", *(f"/rules/{rid}" for rid in engine.RULES)]:
+        r = client.get(path)
+        assert r.status_code == 200 and r.data == (STATIC / "index.html").read_bytes(), path
+    for rid in engine.RULES:
+        r = client.get(f"/rules/{rid}/text")
+        assert r.status_code == 200 and r.mimetype == "text/markdown"
+        assert r.headers["Content-Language"] == "en"
+        assert r.data == (ROOT / "docs" / "rules" / f"{rid}.md").read_bytes()
+    # a language without a translation of the page gets the English one, and is told so
+    r = client.get("/rules/tiengow/text?lang=lv")
+    if not (ROOT / "docs" / "rules" / "lv" / "tiengow.md").exists():
+        assert r.headers["Content-Language"] == "en"
+        assert r.data == (ROOT / "docs" / "rules" / "tiengow.md").read_bytes()
+    for translated in sorted((ROOT / "docs" / "rules").glob("*/*.md")):
+        lang, rid = translated.parent.name, translated.stem
+        r = client.get(f"/rules/{rid}/text?lang={lang}")
+        assert r.headers["Content-Language"] == lang and r.data == translated.read_bytes()
 
 
 def test_the_wheel_ships_the_client_and_the_installed_package_serves_it(tmp_path, redis_url):
@@ -86,6 +126,10 @@ def test_the_wheel_ships_the_client_and_the_installed_package_serves_it(tmp_path
     shipped = set(zipfile.ZipFile(wheel).namelist())
     for src in SOURCES:
         assert f"service/web/static/{src.name}" in shipped
+    for cat in CATALOGS:
+        assert f"service/web/static/i18n/{cat.name}" in shipped
+    for page in (ROOT / "docs" / "rules").rglob("*.md"):
+        assert f"service/web/rules/{page.relative_to(ROOT / 'docs' / 'rules')}" in shipped
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
                     str(wheel)], check=True, timeout=300)
@@ -93,7 +137,7 @@ def test_the_wheel_ships_the_client_and_the_installed_package_serves_it(tmp_path
         "import service, sys\n"
         f"assert service.__file__.startswith({str(target)!r}), service.__file__\n"
         f"c = service.create_app({{'REDIS_URL': {redis_url!r}}}).test_client()\n"
-        "for path in ['/', '/static/app.js', '/static/style.css']:\n"
+        "for path in ['/', '/static/app.js', '/static/style.css', '/static/i18n/en.json', '/rules/kozel/text']:\n"
         "    r = c.get(path); print(path, r.status_code, r.mimetype, len(r.data))\n"
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
@@ -103,3 +147,5 @@ def test_the_wheel_ships_the_client_and_the_installed_package_serves_it(tmp_path
     assert lines[0].startswith("/ 200 text/html")
     assert lines[1].startswith("/static/app.js 200 text/javascript")
     assert lines[2].startswith("/static/style.css 200 text/css")
+    assert lines[3].startswith("/static/i18n/en.json 200 application/json")
+    assert lines[4].startswith("/rules/kozel/text 200 text/markdown")
