@@ -32,6 +32,7 @@ export class Watcher {
     this.view = null;
     this.stopped = false;
     this.wake = null;
+    this.dirty = false;
     this.stream = null;
   }
 
@@ -46,9 +47,17 @@ export class Watcher {
     this.poke();
   }
 
-  /** Look now (after our own move, or when the stream says something happened). */
+  /** Look now (after our own move, or when the stream says something happened). A poke that comes while
+   * a view is being shown is kept, not lost: the loop looks again as soon as that view is done, and reads
+   * only the newest view however many pokes came meanwhile. */
   poke() {
+    this.dirty = true;
     if (this.wake) this.wake();
+  }
+
+  /** Whether something happened that the page has not read yet (it may then hurry its animations). */
+  get behind() {
+    return this.dirty;
   }
 
   delay() {
@@ -94,6 +103,7 @@ export class Watcher {
         this.etag = null;
         this.usedToken = token;
       }
+      this.dirty = false;
       try {
         const r = await api("GET", `/v1/games/${this.gameId}`, { token, etag: this.etag });
         if (r.status === 200) {
@@ -106,6 +116,7 @@ export class Watcher {
         await sleep(2000);
       }
       if (this.stopped || (this.view && this.view.status === "finished")) break;
+      if (this.dirty) continue;  // poked while the view was shown: look again at once
       await new Promise((resolve) => {
         const t = setTimeout(resolve, this.delay());
         this.wake = () => { clearTimeout(t); this.wake = null; resolve(); };
