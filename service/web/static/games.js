@@ -94,9 +94,9 @@ const tiengow = {
       case "discard": return d.tiles ? say(c, "tiengow.ev.discard_tiles", e.seat, { count: d.count, tiles: joinTiles(d.tiles) })
         : say(c, "tiengow.ev.discard", e.seat, { count: d.count });
       case "trick_won": return say(c, "tiengow.ev.trick_won", e.seat, { trick: d.trick, tiles: joinTiles(d.tiles), count: d.columns });
-      case "payment": return t("tiengow.ev.payment", { from: c.name(d.from), to: c.name(d.to), amount: d.amount, reason: payReason(d.reason) });
+      case "payment": return t(d.from === c.you ? "tiengow.ev.you_pay" : "tiengow.ev.payment", { from: c.name(d.from), to: c.name(d.to), amount: d.amount, reason: payReason(d.reason) });
       case "deal_end": return t("tiengow.ev.deal_end", { deal: d.deal, name: c.name(d.last_trick_winner) });
-      case "deal": return t("tiengow.ev.deal", { deal: d.deal, name: c.name(d.banker) });
+      case "deal": return t(d.banker === c.you ? "tiengow.ev.deal_you" : "tiengow.ev.deal", { deal: d.deal, name: c.name(d.banker) });
       case "match_end": return t("event.match_end");
       default: return null;
     }
@@ -184,9 +184,9 @@ const tiengowWall = {
         const placements = d.placements.map((p) => t(p.on_top ? "wall.ev.on_top" : "wall.ev.under", { tile: p.tile, n: p.column + 1 })).join(", ");
         return `${say(c, "wall.ev.place", e.seat, { placements })}${d.by_pair ? ` ${t("wall.ev.by_pair")}` : ""}`;
       }
-      case "round": return t("wall.ev.round", { round: d.round, game: d.game, won: d.won.map((w, s) => (w ? `${c.name(s)} ${w}` : null)).filter(Boolean).join(", ") || t("wall.ev.none"), name: c.name(d.next_leader) });
+      case "round": return t(d.next_leader === c.you ? "wall.ev.round_you" : "wall.ev.round", { round: d.round, game: d.game, won: d.won.map((w, s) => (w ? `${c.name(s)} ${w}` : null)).filter(Boolean).join(", ") || t("wall.ev.none"), name: c.name(d.next_leader) });
       case "game_end": return t("wall.ev.game_end", { game: d.game, points: (d.points || []).join("/") });
-      case "deal": return t("wall.ev.deal", { game: d.game, name: c.name(d.opener) });
+      case "deal": return t(d.opener === c.you ? "wall.ev.deal_you" : "wall.ev.deal", { game: d.game, name: c.name(d.opener) });
       case "match_end": return t("event.match_end");
       default: return null;
     }
@@ -266,7 +266,10 @@ const kozel = {
         if (d.reason === "resign") return t("kozel.ev.round_end_resign", { round: d.round, name: c.name(d.out) });
         return d.out === c.you ? t("kozel.ev.round_end_you_out", { round: d.round, points }) : t("kozel.ev.round_end_out", { round: d.round, name: c.name(d.out), points });
       }
-      case "match_end": return d.goats ? t("kozel.ev.match_end", { count: d.goats.length, names: list(d.goats.map(c.name)) }) : t("event.match_end");
+      case "match_end":
+        if (!d.goats) return t("event.match_end");
+        if (d.goats.length === 1 && d.goats[0] === c.you) return t("kozel.ev.match_end_you");
+        return t("kozel.ev.match_end", { count: d.goats.length, names: list(d.goats.map(c.name)) });
       default: return null;
     }
   },
@@ -349,8 +352,8 @@ const tiuu = {
   eventText(e, c) {
     const d = e.data;
     switch (e.type) {
-      case "deal": return t("tiuu.ev.deal", { game: d.game, name: c.name(d.first), pool: d.pool.length, stock: d.stock });
-      case "six_six_pairs": return t("tiuu.ev.six_six_pairs", { name: c.name(e.seat), count: d.tiles.length / 2 });
+      case "deal": return t(d.first === c.you ? "tiuu.ev.deal_you" : "tiuu.ev.deal", { game: d.game, name: c.name(d.first), pool: d.pool.length, stock: d.stock });
+      case "six_six_pairs": return say(c, "tiuu.ev.six_six_pairs", e.seat, { count: d.tiles.length / 2 });
       case "capture": return say(c, "tiuu.ev.capture", e.seat, { pool: d.pool, hand: d.hand });
       case "take": return say(c, "tiuu.ev.take", e.seat, { pool: d.pool, flipped: d.flipped });
       case "flip": return say(c, d.was_face_up ? "tiuu.ev.flip_up" : "tiuu.ev.flip", e.seat, { tile: d.tile });

@@ -47,7 +47,7 @@ export async function showMyGames() {
       <td class="state" data-state="${esc(v ? (v.gone ? "gone" : v.status) : "")}">${esc(stateText(v))}</td><td>${esc(when)}</td><td class="acts">${actions}</td></tr>`;
   };
   const render = () => {
-    app.innerHTML = `${topBar("games")}<main id="main"><section class="panel" aria-labelledby="mg-title"><h1 id="mg-title">${esc(t("mygames.title"))}</h1>
+    app.innerHTML = `${topBar("games")}<main id="main"><section class="panel"><h1 id="mg-title">${esc(t("mygames.title"))}</h1>
       ${games.length ? `<div class="scrollx" tabindex="0" role="region" aria-label="${esc(t("mygames.title"))}"><table class="results mygames"><thead><tr><th>${esc(t("mygames.game"))}</th><th>${esc(t("mygames.state"))}</th><th>${esc(t("mygames.started"))}</th><th>${esc(t("mygames.actions"))}</th></tr></thead>
       <tbody>${games.map(row).join("")}</tbody></table></div>` : `<p class="muted">${esc(t("mygames.empty"))}</p>`}</section></main>`;
     app.querySelectorAll("[data-resign]").forEach((b) => {
