@@ -149,3 +149,79 @@ def test_the_wheel_ships_the_client_and_the_installed_package_serves_it(tmp_path
     assert lines[2].startswith("/static/style.css 200 text/css")
     assert lines[3].startswith("/static/i18n/en.json 200 application/json")
     assert lines[4].startswith("/rules/kozel/text 200 text/markdown")
+
+
+# ------------------------------------------------------------------------------------------ catalogs
+
+PLURAL_FORMS = ("zero", "one", "two", "few", "many", "other")
+#: the plural forms each language needs (CLDR's cardinal categories for whole numbers)
+NEEDED_FORMS = {"en": {"one", "other"}, "da": {"one", "other"}, "es": {"one", "other"},
+                "ru": {"one", "few", "many", "other"}, "uk": {"one", "few", "many", "other"},
+                "cs": {"one", "few", "many", "other"}, "sr-Latn": {"one", "few", "other"},
+                "lv": {"zero", "one", "other"}, "zh-Hant": {"other"}, "zh-Hans": {"other"}}
+LANGS = sorted(NEEDED_FORMS)
+#: texts that may read the same in a language as in English: names, numbers, symbols, the brand
+SAME_ALLOWED = re.compile(r"^(?:[\d\s.,:;+×→←·/()#%{}\-–—…]|\{\w+\}|tilehouse|AI|OK|Kozel|Tien Gow|Tiu U|6-6)*$")
+#: words a language writes exactly as English does (Spanish: "Error", "Total", "no", "civil"): key -> languages
+COGNATES = {"app.error": {"es"}, "kozel.summary.total": {"es"}, "option.no": {"es"}, "tile.civil": {"es"}}
+
+
+def _catalog(lang: str) -> dict[str, str]:
+    import json
+
+    return json.loads((STATIC / "i18n" / f"{lang}.json").read_text())
+
+
+def _split(key: str) -> tuple[str, str | None]:
+    base, _, form = key.rpartition(".")
+    return (base, form) if form in PLURAL_FORMS else (key, None)
+
+
+def test_the_catalog_languages_are_the_ones_the_client_offers():
+    offered = re.findall(r'\["([A-Za-z-]+)", "[^"]+"\]', (STATIC / "i18n.js").read_text())
+    assert sorted(offered) == LANGS
+    assert sorted(p.stem for p in CATALOGS) == LANGS
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_each_catalog_has_every_key_of_the_english_one_with_its_placeholders_and_plural_forms(lang):
+    en, cat = _catalog("en"), _catalog(lang)
+    plural_bases = {_split(k)[0] for k in en if _split(k)[1]}
+    for key, text in en.items():
+        base, form = _split(key)
+        if key.endswith(".zh") and lang != "en":
+            continue  # the Chinese tile names are English's own (shown beside the translated name)
+        if form is None:
+            assert key in cat, f"{lang} lacks {key}"
+            want = set(re.findall(r"\{(\w+)\}", text))
+            assert set(re.findall(r"\{(\w+)\}", cat[key])) <= want, (lang, key, cat[key])
+    for base in plural_bases:
+        forms = {f for f in PLURAL_FORMS if f"{base}.{f}" in cat}
+        assert NEEDED_FORMS[lang] <= forms, f"{lang} {base}: has {sorted(forms)}, needs {sorted(NEEDED_FORMS[lang])}"
+    # nothing the client does not look up
+    for key in cat:
+        base, _ = _split(key)
+        assert key in en or base in plural_bases, f"{lang} has the unknown key {key}"
+
+
+@pytest.mark.parametrize("lang", [x for x in LANGS if x != "en"])
+def test_each_catalog_speaks_its_language_with_no_english_left_but_names_and_numbers(lang):
+    en, cat = _catalog("en"), _catalog(lang)
+    left = sorted(k for k, v in cat.items() if _split(k)[0] != "lang.name" and en.get(k) == v
+                  and not SAME_ALLOWED.match(v) and lang not in COGNATES.get(k, ()))
+    assert left == [], f"{lang} still says in English: {left[:10]}"
+    if lang.startswith("zh"):
+        han = re.compile(r"[\u4e00-\u9fff]")
+        words = {k: re.sub(r"\{\w+\}|tilehouse", "", v) for k, v in cat.items()}
+        latin = sorted(k for k, v in words.items() if not han.search(v) and re.search(r"[a-z]{4,}", v))
+        assert latin == [], f"{lang} has Latin words where Chinese was expected: {latin[:10]}"
+
+
+def test_every_key_the_client_looks_up_is_in_the_english_catalog():
+    en = _catalog("en")
+    code = "\n".join(p.read_text() for p in SOURCES if p.suffix == ".js")
+    used = set(re.findall(r'\bt\(\s*"([a-z_]+(?:\.[A-Za-z0-9_+-]+)+)"', code))
+    used |= set(re.findall(r'\bsay\(c, "([a-z_.]+)"', code))
+    bases = {_split(k)[0] for k in en}
+    missing = sorted(k for k in used if k not in en and k not in bases)
+    assert missing == []
