@@ -10,7 +10,7 @@ import { t, currentLang } from "./i18n.js";
 import { app, gameTitle, topBar, loadCatalog } from "./ui.js";
 
 // a sentence or an aside that points at sources, sections or files
-const REFERENCE = /§|\bseeds?\b|\.md\b|README|shared\/|tilehouse\.|engine\/|`[a-z_]+\.py`|\bsection numbers?\b|сид|种子|種子/i;
+const REFERENCE = /§|\bseed(?:s|ed)?\b|\.md\b|README|shared\/|tilehouse\.|engine\/|`[a-z_]+\.py`|\bsection numbers?\b|сид|种子|種子/i;
 // headings of the sections written for programs, not players
 const FOR_PROGRAMS = /^(move ids|moves|move ids and|hidden information)$|^идентификатор|^ходы$|^走法|^招法/i;
 
@@ -145,6 +145,5 @@ export async function showRules(rulesId) {
   const lang = r.headers.get("Content-Language") || "en";
   const box = document.getElementById("fullrules");
   if (!box) return; // the player went elsewhere meanwhile
-  box.lang = lang;
-  box.innerHTML = `${lang !== currentLang() ? `<p class="note">${esc(t("rules.english_only"))}</p>` : ""}${renderMarkdown(md)}`;
+  box.innerHTML = `${lang !== currentLang() ? `<p class="note">${esc(t("rules.english_only"))}</p>` : ""}<div lang="${esc(lang)}">${renderMarkdown(md)}</div>`;
 }
