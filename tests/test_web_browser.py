@@ -309,7 +309,8 @@ def test_a_whole_tien_gow_deal_is_played_by_clicking_and_the_table_shows_each_ai
         committed = commits.at.get(game_id, {})
         ai_moves = [e["n"] for e in events if e["type"] in ("lead", "beat", "discard") and e["seat"] != 0]
         latency = [shown[n] - committed[n] for n in ai_moves if n in shown and n in committed]
-        assert len(latency) >= 20 and len(latency) >= len(ai_moves) - 3, (len(latency), len(ai_moves))
+        # (a trick of n tiles is one play per seat: 8 to 24 AI plays in a deal)
+        assert len(ai_moves) >= 8 and len(latency) >= len(ai_moves) - 2, (len(latency), len(ai_moves))
         p95 = _p95(latency)
         print(f"\nAI move commit -> shown on the table over a Tien Gow deal: {len(latency)} moves, "
               f"median {sorted(latency)[len(latency) // 2]:.3f} s, p95 {p95:.3f} s, max {max(latency):.3f} s")

@@ -443,6 +443,18 @@ export async function showTable(id) {
     if (e.type !== "trick_won") showEvent(e);
   }
 
+  /** Wait while an event is on show; a newer view arriving meanwhile cuts the wait to the hurried pace. */
+  function pause(ms) {
+    return new Promise((resolve) => {
+      const start = Date.now();
+      let timer = setTimeout(resolve, ms);
+      T.watcher.onPoke = () => {
+        clearTimeout(timer);
+        timer = setTimeout(resolve, Math.max(0, Math.min(ms, PACE.hurry) - (Date.now() - start)));
+      };
+    }).finally(() => { T.watcher.onPoke = null; });
+  }
+
   async function fetchEvents() {
     const r = await api("GET", `/v1/games/${id}/events?after=${T.lastN}`, { token: token() });
     const evs = r.data || [];
@@ -492,7 +504,7 @@ export async function showTable(id) {
           } else if (!own && showEvent(e)) {
             const waiting = evs.length - 1 - i;
             const hurry = waiting > 2 || T.watcher.behind;
-            await sleep(reducedMotion || hurry ? PACE.hurry : e.type === "trick_won" ? PACE.trick : PACE.normal);
+            await pause(reducedMotion || hurry ? PACE.hurry : e.type === "trick_won" ? PACE.trick : PACE.normal);
           }
         }
       } finally {

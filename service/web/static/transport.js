@@ -53,6 +53,7 @@ export class Watcher {
   poke() {
     this.dirty = true;
     if (this.wake) this.wake();
+    if (this.onPoke) this.onPoke();
   }
 
   /** Whether something happened that the page has not read yet (it may then hurry its animations). */
