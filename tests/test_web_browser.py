@@ -577,16 +577,23 @@ def test_the_client_speaks_the_browsers_language_and_switches_with_tile_names_in
     assert pg.locator("#quick").inner_text() == ru["new.quick"]
     pg.click("#quick")
     pg.wait_for_selector(".turn.yours", timeout=60_000)
+    pg.wait_for_function("!document.body.dataset.animating")
     assert pg.locator(".turn.yours").inner_text() == ru["table.your_turn"]
     names = pg.locator(".hand .tname").all_inner_texts()
     assert names and all(any("\u4e00" <= ch <= "\u9fff" for ch in n) for n in names)  # 天, 地, 人 ... beside
     tab.axe("the table in Russian")
     tab.screenshot("table-ru.png")
     for lang in ("zh-Hant", "da"):
+        # switched on the table, then a new table in that language (its seats named in it)
         pg.select_option("#lang", lang)
         pg.wait_for_function(f"document.documentElement.lang === {lang!r} && !!document.querySelector('.turn.yours')")
         catalog = json.loads((ROOT / "service" / "web" / "static" / "i18n" / f"{lang}.json").read_text())
         assert pg.locator(".turn.yours").inner_text() == catalog["table.your_turn"]
+        pg.goto(server + "/#/")
+        pg.wait_for_selector("#quick")
+        pg.click("#quick")
+        pg.wait_for_function("!!document.querySelector('.turn.yours') && !document.body.dataset.animating")
+        assert pg.locator(".seat.me .name").inner_text() == catalog["seat.you"]
         tab.screenshot(f"table-{lang}.png")
     # the choice is kept: a new page in this browser speaks Danish, whatever the browser says
     pg.goto(server + "/#/games")
