@@ -10,7 +10,11 @@ import { eventSentence } from "./table.js";
 const POS = { 2: ["pos-bottom", "pos-top"], 3: ["pos-bottom", "pos-right", "pos-left"], 4: ["pos-bottom", "pos-right", "pos-top", "pos-left"] };
 
 export async function showReplay(id) {
-  const token = readToken(loadGame(id));
+  const rec = loadGame(id);
+  const token = readToken(rec);
+  // the events read as they did at the table for the seat this browser played ("you lead")
+  const mine = rec ? Object.keys(rec.tokens || {}).map(Number).sort((a, b) => a - b) : [];
+  const you = mine.length === 1 ? mine[0] : null;
   const cache = new Map();
   const get = async (n) => {
     if (!cache.has(n)) cache.set(n, (await api("GET", `/v1/games/${id}/replay/steps/${n}`, { token })).data);
@@ -22,12 +26,12 @@ export async function showReplay(id) {
   document.title = `${t("replay.title", { game: gameTitle(step.rules) })} · tilehouse`;
 
   app.innerHTML = `${topBar()}<main id="main" class="replaymain"><h1>${esc(t("replay.title", { game: gameTitle(step.rules) }))}</h1>
-    <div class="replaybar" role="toolbar" aria-label="${esc(t("replay.step", { n: "", total: "" }))}">
-      <button id="rp-start" title="${esc(t("replay.start"))}" aria-label="${esc(t("replay.start"))}">⏮</button>
+    <div class="replaybar" role="toolbar" aria-label="${esc(t("replay.controls"))}">
+      <button id="rp-start" title="${esc(t("replay.start"))}" aria-label="${esc(t("replay.start"))}">«</button>
       <button id="rp-back" title="${esc(t("replay.back"))}" aria-label="${esc(t("replay.back"))}">◀</button>
       <button id="rp-play" class="primary">${esc(t("replay.play"))}</button>
       <button id="rp-fwd" title="${esc(t("replay.forward"))}" aria-label="${esc(t("replay.forward"))}">▶</button>
-      <button id="rp-end" title="${esc(t("replay.end"))}" aria-label="${esc(t("replay.end"))}">⏭</button>
+      <button id="rp-end" title="${esc(t("replay.end"))}" aria-label="${esc(t("replay.end"))}">»</button>
       <input id="rp-range" type="range" min="0" max="${step.steps}" value="0" aria-label="${esc(t("replay.step", { n: 0, total: step.steps }))}">
       <span id="rp-count" role="status"></span></div>
     <p id="rp-last" class="replaylast"></p>
@@ -38,7 +42,7 @@ export async function showReplay(id) {
   function render() {
     const n = step.seats.length;
     const v = { rules: step.rules, seats: step.seats, table: step.table, you: null, status: step.to_move === null ? "finished" : "active", legal_moves: [] };
-    const names = { name: (s) => (s === null || s === undefined ? "—" : step.seats[s].name), you: null };
+    const names = { name: (s) => (s === null || s === undefined ? "—" : step.seats[s].name), you };
     const pos = (s) => (POS[n] || [])[s] || "pos-top";
     const ctx = { pos, piece: (key, i, svg) => `<span class="piece">${svg}</span>`, endTargets: [], you: null };
     const seats = step.seats.map((s) => `<div class="seat ${pos(s.seat)}${step.to_move === s.seat ? " turn" : ""}"><div class="seathead"><span class="name">${esc(s.name)}</span>${s.kind === "ai" ? `<span class="chip ai">${esc(s.engine || "AI")}</span>` : ""}</div>
