@@ -510,12 +510,14 @@ def test_your_turn_comes_within_2_s_of_the_one_click_start_when_three_ai_seats_l
 @pytest.fixture
 def small_cap(monkeypatch):
     """Two live games per address, idle after a second: starting a third game is refused only if the two
-    before it still count as live."""
+    before it still count as live.  The AI searches at most 200 iterations a move (the test waits for
+    "Your turn" four times)."""
     monkeypatch.setenv("TILEHOUSE_LIVE_GAMES_PER_CLIENT", "2")
     monkeypatch.setenv("TILEHOUSE_LIVE_IDLE_SECONDS", "1")
+    monkeypatch.setenv("TILEHOUSE_AI_MAX_ITERATIONS", "200")
 
 
-def test_my_games_lists_the_games_of_closed_tabs_and_resumes_resigns_replays_and_deletes_them(
+def test_my_games_lists_the_games_of_closed_tabs_resumes_resigns_and_deletes_them_and_watched_tables_too(
         browser, small_cap, server, axe_source):  # noqa: F811
     ctx = browser.new_context(viewport={"width": 1280, "height": 860})
     try:
@@ -559,6 +561,22 @@ def test_my_games_lists_the_games_of_closed_tabs_and_resumes_resigns_replays_and
         resumed.locator("a", has_text="Resume").click()
         pg.wait_for_selector(".turn.yours")
         assert game in pg.url and pg.locator(".seat.me").count() == 1
+        # an all-AI table, created from the new-game screen and watched live as a spectator
+        pg.goto(server + "/")
+        pg.select_option("#rules", "kozel")
+        pg.select_option("#players", "2")
+        pg.click("#watch")
+        pg.wait_for_selector(".seat")
+        assert pg.locator(".seat .chip.ai").count() == 2 and pg.locator(".seat.me").count() == 0
+        assert "watching" in pg.locator(".statusline").inner_text()
+        pg.wait_for_function("document.querySelectorAll('#logitems li').length >= 4", timeout=60_000)
+        seen = pg.locator("#logitems li").count()
+        pg.wait_for_function(f"document.querySelectorAll('#logitems li').length > {seen}", timeout=60_000)
+        assert pg.locator(".hand .piece").count() == 0
+        tab.axe("a watched table")
+        pg.goto(server + "/#/games")
+        pg.wait_for_selector("table.mygames tbody tr:first-child td.state[data-state=active]")
+        assert "watching" in pg.locator("table.mygames tbody tr").first.inner_text()
         assert tab.errors == []
         tab.close()
     finally:
@@ -603,49 +621,32 @@ def test_the_client_speaks_the_browsers_language_and_switches_with_tile_names_in
     tab.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "ru", "zh-Hant"])
 def test_the_rules_are_at_hand_with_the_tile_ranking_and_no_seed_file_or_section(
-        browser, server, axe_source, lang):  # noqa: F811
-    tab = Page(browser, server, axe=axe_source, locale={"zh-Hant": "zh-TW"}.get(lang, lang))
-    pg = tab.page
-    pg.goto(server + "/rules/tiengow")
-    pg.wait_for_selector("#fullrules h3")
-    assert pg.evaluate("document.documentElement.lang") == lang
-    assert pg.locator(".ranking").first.locator("figure svg.tile").count() == 11  # the civil tiles, best first
-    assert pg.locator(".ranking").nth(1).locator("figure svg.tile").count() == 10  # and the military ones
-    assert "天" in pg.locator(".ranking figcaption").first.inner_text()  # Heaven, in Chinese beside or alone
-    for rules_id in ("tiengow", "tiengow_wall", "tiuu", "kozel"):
-        pg.goto(server + f"/#/rules/{rules_id}")
-        pg.wait_for_selector("#fullrules h3")
-        text = pg.locator("main").inner_text()
-        for banned in ("§", "seed", ".md", "shared/", "README"):
-            assert banned not in text, (rules_id, banned)
-    assert pg.locator(".ranking.western figure").count() == 28  # Kozel's last: the double-six set
-    tab.axe(f"the rules in {lang}")
-    if lang == "en":
-        tab.screenshot("rules.png")
-    assert tab.errors == []
-    tab.close()
-
-
-def test_an_all_ai_table_is_created_and_watched_live_as_a_spectator(browser, server, axe_source):  # noqa: F811
+        browser, server, axe_source):  # noqa: F811
     tab = Page(browser, server, axe=axe_source)
     pg = tab.page
-    pg.goto(server + "/")
-    pg.select_option("#rules", "kozel")
-    pg.select_option("#players", "2")
-    pg.click("#watch")
-    pg.wait_for_selector(".seat")
-    assert pg.locator(".seat .chip.ai").count() == 2 and pg.locator(".seat.me").count() == 0
-    assert "watching" in pg.locator(".statusline").inner_text()
-    pg.wait_for_function("document.querySelectorAll('#logitems li').length >= 6", timeout=60_000)
-    seen = pg.locator("#logitems li").count()
-    pg.wait_for_function(f"document.querySelectorAll('#logitems li').length > {seen}", timeout=60_000)
-    assert pg.locator(".hand .piece").count() == 0
-    tab.axe("a watched table")
-    pg.goto(server + "/#/games")
-    pg.wait_for_selector("table.mygames td.state[data-state=active]")
-    assert "watching" in pg.locator("table.mygames tbody tr").first.inner_text()
+    for lang in ("en", "ru", "zh-Hant"):
+        if lang != "en":
+            pg.select_option("#lang", lang)
+            pg.wait_for_function(f"document.documentElement.lang === {lang!r}")
+        pg.goto(server + "/rules/tiengow")
+        pg.wait_for_selector("#fullrules h3")
+        assert pg.evaluate("document.documentElement.lang") == lang
+        assert pg.locator(".ranking").first.locator("figure svg.tile").count() == 11  # the civil tiles, best first
+        assert pg.locator(".ranking").nth(1).locator("figure svg.tile").count() == 10  # and the military ones
+        assert "天" in pg.locator(".ranking figcaption").first.inner_text()  # Heaven, in Chinese beside or alone
+        # the full rules in this language: the translation where there is one
+        assert pg.locator("#fullrules > div").get_attribute("lang") == lang
+        for rules_id in ("tiengow", "tiengow_wall", "tiuu", "kozel") if lang == "en" else ("tiengow", "kozel"):
+            pg.goto(server + f"/#/rules/{rules_id}")
+            pg.wait_for_selector("#fullrules h3")
+            text = pg.locator("main").inner_text()
+            for banned in ("§", "seed", ".md", "shared/", "README"):
+                assert banned not in text, (lang, rules_id, banned)
+        assert pg.locator(".ranking.western figure").count() == 28  # Kozel's last: the double-six set
+        tab.axe(f"the rules in {lang}")
+        if lang == "en":
+            tab.screenshot("rules.png")
     assert tab.errors == []
     tab.close()
 

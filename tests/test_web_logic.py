@@ -31,6 +31,28 @@ def _node(body: str) -> object:
     return json.loads(done.stdout)
 
 
+#: each test's question, asked of one Node process for them all (a process takes a second or two to start)
+ASKED: dict[str, str] = {}
+
+
+def ask(name: str, expression: str) -> None:
+    ASKED[name] = expression
+
+
+@pytest.fixture(scope="module")
+def answers() -> dict[str, object]:
+    imports = """
+const { hintRows, fishPoints } = await import(base + "/hints.js");
+const { RULESETS } = await import(base + "/games.js");
+const { clean, renderMarkdown } = await import(base + "/rules.js");
+const { matchLang } = await import(base + "/i18n.js");
+const fs = await import("node:fs");
+const out = {};
+"""
+    body = "".join(f"out[{json.dumps(k)}] = await (async () => {{ {v} }})();\n" for k, v in ASKED.items())
+    return _node(imports + body + "console.log(JSON.stringify(out));")  # type: ignore[return-value]
+
+
 KOZEL_VIEW = {
     "rules": "kozel", "you": 0, "status": "active", "to_move": 0,
     "table": {"ends": [3, 3], "bazaar_size": 4, "line": []},
@@ -44,18 +66,17 @@ KOZEL_VIEW = {
 }
 
 
-def test_a_kozel_hint_lists_one_tile_on_two_ends_showing_the_same_number_once():
-    hint = {"best": "play:6-3@right", "candidates": [
-        {"move": "play:6-3@left", "visits": 30, "mean_reward": 0.5},
-        {"move": "play:6-3@right", "visits": 40, "mean_reward": 0.6},
-        {"move": "play:3-3@left", "visits": 20, "mean_reward": 0.4},
-        {"move": "play:3-3@right", "visits": 10, "mean_reward": 0.1},
-    ]}
-    rows = _node(f"""
-const {{ hintRows }} = await import(base + "/hints.js");
-const {{ RULESETS }} = await import(base + "/games.js");
-console.log(JSON.stringify(hintRows({json.dumps(hint)}, {json.dumps(KOZEL_VIEW)}, RULESETS.kozel)));
-""")
+SAME_ENDS = {"best": "play:6-3@right", "candidates": [
+    {"move": "play:6-3@left", "visits": 30, "mean_reward": 0.5},
+    {"move": "play:6-3@right", "visits": 40, "mean_reward": 0.6},
+    {"move": "play:3-3@left", "visits": 20, "mean_reward": 0.4},
+    {"move": "play:3-3@right", "visits": 10, "mean_reward": 0.1},
+]}
+ask("same_ends", f"return hintRows({json.dumps(SAME_ENDS)}, {json.dumps(KOZEL_VIEW)}, RULESETS.kozel);")
+
+
+def test_a_kozel_hint_lists_one_tile_on_two_ends_showing_the_same_number_once(answers):
+    rows = answers["same_ends"]
     assert [r["move"] for r in rows] == ["play:6-3@right", "play:3-3@left"]
     assert [r["best"] for r in rows] == [True, False]
     # the merged rows pool their playouts: 6-3 on either end 70, 3-3 on either end 30
@@ -65,31 +86,27 @@ console.log(JSON.stringify(hintRows({json.dumps(hint)}, {json.dumps(KOZEL_VIEW)}
     assert abs(rows[1]["share"] - (20 * 0.4 + 10 * 0.1) / 30) < 1e-9
 
 
-def test_one_tile_on_two_ends_showing_different_numbers_stays_two_moves():
-    view = {**KOZEL_VIEW, "table": {**KOZEL_VIEW["table"], "ends": [3, 6]}}
-    hint = {"best": "play:6-3@left", "candidates": [
-        {"move": "play:6-3@left", "visits": 30, "mean_reward": 0.5},
-        {"move": "play:6-3@right", "visits": 40, "mean_reward": 0.6}]}
-    rows = _node(f"""
-const {{ hintRows }} = await import(base + "/hints.js");
-const {{ RULESETS }} = await import(base + "/games.js");
-console.log(JSON.stringify(hintRows({json.dumps(hint)}, {json.dumps(view)}, RULESETS.kozel)));
-""")
+OTHER_ENDS = {**KOZEL_VIEW, "table": {**KOZEL_VIEW["table"], "ends": [3, 6]}}
+TWO_ENDS = {"best": "play:6-3@left", "candidates": [
+    {"move": "play:6-3@left", "visits": 30, "mean_reward": 0.5},
+    {"move": "play:6-3@right", "visits": 40, "mean_reward": 0.6}]}
+ask("other_ends", f"return hintRows({json.dumps(TWO_ENDS)}, {json.dumps(OTHER_ENDS)}, RULESETS.kozel);")
+
+
+def test_one_tile_on_two_ends_showing_different_numbers_stays_two_moves(answers):
+    rows = answers["other_ends"]
     assert [r["move"] for r in rows] == ["play:6-3@left", "play:6-3@right"]
 
 
-def test_a_tiu_u_catch_is_explained_by_the_fish_points_it_catches():
-    points = _node("""
-const { fishPoints } = await import(base + "/hints.js");
-console.log(JSON.stringify(["6-6", "4-4", "4-1", "2-1", "3-2", "1-1"].map(fishPoints)));
-""")
+ask("fish", 'return ["6-6", "4-4", "4-1", "2-1", "3-2", "1-1"].map(fishPoints);')
+
+
+def test_a_tiu_u_catch_is_explained_by_the_fish_points_it_catches(answers):
+    points = answers["fish"]
     assert points == [24, 16, 5, 1, 0, 2]  # big fish 2 a pip; small fish their red pips (docs/rules/tiuu.md)
 
 
-def test_the_rules_text_keeps_the_rules_and_drops_sources_sections_and_files():
-    out = _node(r"""
-const { clean, renderMarkdown } = await import(base + "/rules.js");
-const fs = await import("node:fs");
+ask("rules", r"""
 const pages = {};
 for (const dir of ["", "ru/", "zh-Hant/", "zh-Hans/"]) {
   for (const id of ["tiengow", "tiengow_wall", "kozel", "tiuu"]) {
@@ -97,13 +114,17 @@ for (const dir of ["", "ru/", "zh-Hant/", "zh-Hans/"]) {
     if (fs.existsSync(path)) pages[dir + id] = renderMarkdown(fs.readFileSync(path, "utf8")).replace(/<[^>]+>/g, " ");
   }
 }
-console.log(JSON.stringify({
+return {
   aside: clean("Seats are numbered in turn order (§1, `tiles.md`). Ties lose."),
   sentence: clean("It follows seeds 001/004 as written up in `shared/rules/tiengow.md`. Low totals are good."),
   choice: clean("**Choice** §11 #9: the earlier group stays best."),
   pages,
-}));
+};
 """)
+
+
+def test_the_rules_text_keeps_the_rules_and_drops_sources_sections_and_files(answers):
+    out = answers["rules"]
     assert out["aside"] == "Seats are numbered in turn order. Ties lose."
     assert out["sentence"] == "Low totals are good."
     assert out["choice"] == "**Choice**: the earlier group stays best."
@@ -114,11 +135,11 @@ console.log(JSON.stringify({
         assert len(text) > 2000, name  # the rules themselves are still there
 
 
-def test_the_language_comes_from_the_browsers_tags():
-    got = _node("""
-const { matchLang } = await import(base + "/i18n.js");
-console.log(JSON.stringify(["ru-RU", "zh-TW", "zh-HK", "zh-CN", "zh", "zh-Hant-TW", "sr", "sr-Cyrl", "da-DK",
-  "es-419", "pt-BR", "en-GB", "lv", "uk-UA", "cs"].map(matchLang)));
-""")
+ask("langs", """return ["ru-RU", "zh-TW", "zh-HK", "zh-CN", "zh", "zh-Hant-TW", "sr", "sr-Cyrl", "da-DK",
+  "es-419", "pt-BR", "en-GB", "lv", "uk-UA", "cs"].map(matchLang);""")
+
+
+def test_the_language_comes_from_the_browsers_tags(answers):
+    got = answers["langs"]
     assert got == ["ru", "zh-Hant", "zh-Hant", "zh-Hans", "zh-Hans", "zh-Hant", "sr-Latn", None, "da", "es", None,
                    "en", "lv", "uk", "cs"]
