@@ -138,3 +138,13 @@ def test_a_replay_steps_through_the_match_with_every_hand_face_up(client, drain,
     assert last["to_move"] is None and last["result"] == replay["result"]
     beyond = client.get(f"/v1/games/{game_id}/replay/steps/{start['steps'] + 1}")
     assert beyond.status_code == 404 and beyond.get_json()["type"].endswith(":no-such-step")
+
+
+def test_a_replay_step_that_is_no_number_is_a_404_problem(client, drain):
+    created = create(client, "kozel", [cheap_ai("greedy"), cheap_ai("greedy")], seed=5, options={"target": 1})
+    drain()
+    game_id = created["game"]["id"]
+    assert client.get(f"/v1/games/{game_id}").get_json()["status"] == "finished"
+    for step in ("x", "-1", "1e3", "00000000000001"):
+        r = client.get(f"/v1/games/{game_id}/replay/steps/{step}")
+        assert r.status_code == 404 and r.get_json()["type"].endswith(":no-such-step"), step

@@ -60,14 +60,15 @@ def get_replay(game_id: str) -> ResponseReturnValue:
 MAX_STEP = 100_000
 
 
-@bp.get("/<game_id>/replay/steps/<int:step>")
-def get_replay_step(game_id: str, step: int) -> ResponseReturnValue:
+@bp.get("/<game_id>/replay/steps/<step_text>")
+def get_replay_step(game_id: str, step_text: str) -> ResponseReturnValue:
     """The finished match after its first ``step`` moves, every hand face up: the table as a spectator sees
     it, each seat's hand (and whatever else only that seat saw, such as its face-down discards) and the
     events that move produced.  For stepping through a replay without an engine in the client."""
     doc = replay_of(game_id)
     moves = doc["moves"]
-    if step > len(moves):
+    step = int(step_text) if step_text.isdecimal() and len(step_text) <= len(str(MAX_STEP)) else -1
+    if not 0 <= step <= len(moves):
         raise Problem(404, f"this replay has {len(moves)} steps", slug="no-such-step", title="No such step")
     state = initial_state(doc)
     for mv in moves[:step]:
