@@ -17,8 +17,9 @@ import { hintRows } from "./hints.js";
 
 const reducedMotion = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
-// how long an event stays on its own before the next one is shown, in ms: shorter when more are waiting
-const PACE = { normal: 420, trick: 560, hurry: 160 };
+// how long an event stays on its own before the next one is shown, in ms (hurry: a newer view is known),
+// and what the pauses of one batch of events may take together
+const PACE = { normal: 420, trick: 560, hurry: 160, batch: 600 };
 
 function clockText(ms) {
   const s = Math.max(0, Math.ceil(ms / 1000));
@@ -455,9 +456,10 @@ export async function showTable(id) {
     }).finally(() => { T.watcher.onPoke = null; });
   }
 
-  async function fetchEvents() {
-    const r = await api("GET", `/v1/games/${id}/events?after=${T.lastN}`, { token: token() });
-    const evs = r.data || [];
+  /** The events since the last one shown, up to `upto`: from the stream when it delivered them all. */
+  async function fetchEvents(upto = null) {
+    const streamed = upto === null ? null : T.watcher.take(T.lastN, upto, token());
+    const evs = streamed || (await api("GET", `/v1/games/${id}/events?after=${T.lastN}`, { token: token() })).data || [];
     if (evs.length) T.lastN = evs[evs.length - 1].n;
     return evs;
   }
@@ -494,7 +496,7 @@ export async function showTable(id) {
     } else if (newer) {
       document.body.dataset.animating = "1";
       try {
-        const evs = await fetchEvents();
+        const evs = await fetchEvents(view.last_event.n);
         for (let i = 0; i < evs.length; i++) {
           const e = evs[i];
           logEvent(e);
@@ -502,9 +504,10 @@ export async function showTable(id) {
           if (i === evs.length - 1) {
             last = e;  // drawn on the new view below, at once
           } else if (!own && showEvent(e)) {
-            const waiting = evs.length - 1 - i;
-            const hurry = waiting > 2 || T.watcher.behind;
-            await pause(reducedMotion || hurry ? PACE.hurry : e.type === "trick_won" ? PACE.trick : PACE.normal);
+            // the pauses of one batch share a budget, so its last event is never shown late
+            const share = PACE.batch / (evs.length - 1);
+            const hurry = reducedMotion || T.watcher.behind;
+            await pause(Math.min(hurry ? PACE.hurry : e.type === "trick_won" ? PACE.trick : PACE.normal, Math.max(share, 60)));
           }
         }
       } finally {

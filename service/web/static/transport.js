@@ -34,6 +34,31 @@ export class Watcher {
     this.wake = null;
     this.dirty = false;
     this.stream = null;
+    this.streamToken = null;
+    this.buffer = new Map(); // n -> event, as the stream delivered it (projected for streamToken's seat)
+  }
+
+  /** Keep an event the stream delivered, so the page need not ask for it again. */
+  remember(message) {
+    try {
+      const ev = JSON.parse(message.data);
+      if (ev && Number.isInteger(ev.n)) this.buffer.set(ev.n, ev);
+    } catch {
+      return;
+    }
+    while (this.buffer.size > 400) this.buffer.delete(this.buffer.keys().next().value);
+  }
+
+  /** The events after..upto as the stream delivered them for `token`'s seat, or null when one is missing
+   * (or the stream shows another seat's view: hot seat). */
+  take(after, upto, token) {
+    if (!this.stream || token !== this.streamToken || upto <= after) return null;
+    const out = [];
+    for (let n = after + 1; n <= upto; n++) {
+      if (!this.buffer.has(n)) return null;
+      out.push(this.buffer.get(n));
+    }
+    return out;
   }
 
   start() {
@@ -73,13 +98,14 @@ export class Watcher {
   async openStream() {
     if (typeof EventSource === "undefined" || !(await serverFeatures()).stream) return;
     try {
-      const r = await api("POST", `/v1/games/${this.gameId}/stream-tickets`, { body: {}, token: this.token() });
+      const token = this.token();
+      const r = await api("POST", `/v1/games/${this.gameId}/stream-tickets`, { body: {}, token });
       const ticket = r.data && r.data.ticket;
       if (!ticket || this.stopped) return;
       const es = new EventSource(`/v1/games/${this.gameId}/stream?ticket=${encodeURIComponent(ticket)}`);
-      es.onmessage = () => this.poke();
+      es.onmessage = (m) => { this.remember(m); this.poke(); };
       // the stream names each message by the event's type: any of them means "look again"
-      for (const name of EVENT_TYPES) es.addEventListener(name, () => this.poke());
+      for (const name of EVENT_TYPES) es.addEventListener(name, (m) => { this.remember(m); this.poke(); });
       es.addEventListener("error", () => {
         // the game ended (the server closes the stream) or the connection dropped: poll, and open a new
         // stream with a fresh ticket (a ticket is short-lived) while the game goes on
@@ -92,6 +118,7 @@ export class Watcher {
         }
       });
       this.stream = es;
+      this.streamToken = token;
     } catch {
       // no stream on this server: polling it is
     }
