@@ -30,11 +30,14 @@ function handPieces(move) {
   return { keys: move.tiles.map((t) => `h:${t}`), ordered: false };
 }
 
+/** A group's name with its Chinese character beside, unless the name is already that character. */
+const withHan = (label, han) => (label.includes(han) ? label : `${label} ${han}`);
+
 function chineseGroups(hand) {
   const sorted = [...hand].sort((a, b) => chineseRank(a) - chineseRank(b));
   return [
-    { label: `${t("tiengow.civil")} 文`, cls: "civil", tiles: sorted.filter(isCivil) },
-    { label: `${t("tiengow.military")} 武`, cls: "military", tiles: sorted.filter((x) => !isCivil(x)) },
+    { label: withHan(t("tiengow.civil"), "文"), cls: "civil", tiles: sorted.filter(isCivil) },
+    { label: withHan(t("tiengow.military"), "武"), cls: "military", tiles: sorted.filter((x) => !isCivil(x)) },
   ];
 }
 
