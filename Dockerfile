@@ -32,6 +32,8 @@ COPY requirements.lock requirements-build.lock pyproject.toml README.md openapi.
 COPY engine/ engine/
 COPY ai/ ai/
 COPY service/ service/
+# service/web/rules (package data: the rules the web client shows) is a link to docs/rules
+COPY docs/rules/ docs/rules/
 COPY bench/ bench/
 COPY worker.py ./
 # Exactly the locked dependencies (--require-hashes: a file whose hash differs is refused), then the

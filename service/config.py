@@ -73,6 +73,8 @@ DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
 DEFAULT_GAMES_PER_MINUTE = 10
 #: games of one client address that may be live (not finished, expired or deleted) at once
 DEFAULT_LIVE_GAMES_PER_CLIENT = 20
+#: seconds after which a listed game nobody is at (no AI to move, no seat seen) stops counting as live
+DEFAULT_LIVE_IDLE_SECONDS = 60.0
 #: milliseconds of AI search (suggestions) one game may be charged per clock minute
 DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME = 120_000
 #: milliseconds of AI search (suggestions) one client (bearer token, else address) may be charged per minute
@@ -105,6 +107,7 @@ DEFAULTS: dict[str, Any] = {
     "SEED_SECRET": DEFAULT_SEED_SECRET,
     "GAMES_PER_MINUTE": DEFAULT_GAMES_PER_MINUTE,
     "LIVE_GAMES_PER_CLIENT": DEFAULT_LIVE_GAMES_PER_CLIENT,
+    "LIVE_IDLE_SECONDS": DEFAULT_LIVE_IDLE_SECONDS,
     "AI_CPU_MS_PER_MINUTE_PER_GAME": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME,
     "AI_CPU_MS_PER_MINUTE_PER_CLIENT": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT,
     "JOB_HEARTBEAT_SECONDS": DEFAULT_JOB_HEARTBEAT_SECONDS,

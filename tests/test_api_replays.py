@@ -96,3 +96,40 @@ def test_the_replay_of_an_unknown_game_is_404_and_a_bad_token_401(client):
     created = create(client, "tiuu", [{"kind": "human"}, {"kind": "human"}], seed=3)
     r = client.get(f"/v1/games/{created['game']['id']}/replay", headers=bearer("nonsense"))
     assert r.status_code == 401
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), [("kozel", 2, {"target": 1}), ("tiengow", 4, {})])
+def test_a_replay_steps_through_the_match_with_every_hand_face_up(client, drain, rules_id, players, options):
+    seats = [{"kind": "human", "name": "Ann"}] + [cheap_ai("greedy") for _ in range(players - 1)]
+    created = create(client, rules_id, seats, seed=11, options=options)
+    game_id, token = created["game"]["id"], tokens_by_seat(created)[0]
+    running = client.get(f"/v1/games/{game_id}/replay/steps/0")
+    assert running.status_code == 409  # the hands are hidden while the match runs
+    play_out(client, drain, game_id, token, random.Random(3))
+    replay = client.get(f"/v1/games/{game_id}/replay").get_json()
+    start = client.get(f"/v1/games/{game_id}/replay/steps/0").get_json()
+    assert start["step"] == 0 and start["move"] is None and start["events"] == []
+    assert start["steps"] == len(replay["moves"])
+    # every hand of the deal, face up: the tiles each seat holds before the first move
+    assert [len(h["hand"]) for h in start["hands"]] == [s["hand_size"] for s in start["seats"]]
+    assert all(len(h["hand"]) > 0 for h in start["hands"])
+    for step in (1, start["steps"] // 2, start["steps"]):
+        got = client.get(f"/v1/games/{game_id}/replay/steps/{step}").get_json()
+        move = replay["moves"][step - 1]
+        assert got["move"] == move
+        assert [e["n"] for e in got["events"]] == [e["n"] for e in replay["events"] if e["version"] == move["version"]]
+        assert [len(h["hand"]) for h in got["hands"]] == [s["hand_size"] for s in got["seats"]]
+    last = client.get(f"/v1/games/{game_id}/replay/steps/{start['steps']}").get_json()
+    assert last["to_move"] is None and last["result"] == replay["result"]
+    beyond = client.get(f"/v1/games/{game_id}/replay/steps/{start['steps'] + 1}")
+    assert beyond.status_code == 404 and beyond.get_json()["type"].endswith(":no-such-step")
+
+
+def test_a_replay_step_that_is_no_number_is_a_404_problem(client, drain):
+    created = create(client, "kozel", [cheap_ai("greedy"), cheap_ai("greedy")], seed=5, options={"target": 1})
+    drain()
+    game_id = created["game"]["id"]
+    assert client.get(f"/v1/games/{game_id}").get_json()["status"] == "finished"
+    for step in ("x", "-1", "1e3", "00000000000001"):
+        r = client.get(f"/v1/games/{game_id}/replay/steps/{step}")
+        assert r.status_code == 404 and r.get_json()["type"].endswith(":no-such-step"), step

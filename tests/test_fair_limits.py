@@ -221,3 +221,64 @@ def test_a_creation_that_fails_to_store_its_game_gives_its_live_place_back_at_on
     monkeypatch.setattr(Store, "create", real_create)
     created = create(client, "kozel", humans(2))
     assert _live(redis_conn) == {created["game"]["id"]}
+
+
+def _leave_alone(app, worker) -> None:
+    """The tabs are closed: the worker plays the AI seats up to a human's turn, then the idle time passes."""
+    worker.work(burst=True)
+    time.sleep(app.config["LIVE_IDLE_SECONDS"] + 0.05)
+
+
+SOLO = [{"kind": "human", "name": "Solo"}, {"kind": "ai", "engine": "greedy"}]
+
+
+def test_a_solo_player_starts_100_games_in_a_row_closing_each_tab_without_one_429(make_app, redis_conn):
+    # the idle time scaled down from its default minute, the creation rate (its own limit) out of the way:
+    # fifteen games are started within each idle time (a person at the real pace starts ten a minute)
+    from flask.testing import FlaskClient
+
+    app = make_app(LIVE_IDLE_SECONDS=0.15, GAMES_PER_MINUTE=10_000)
+    from rq import SimpleWorker
+
+    client = FlaskClient(app)  # the answers' shapes are the contract tests' business: only the statuses here
+    worker = SimpleWorker([app.extensions["queues"]["play"]], connection=redis_conn)
+    for n in range(100):
+        r = client.post("/v1/games", json={"rules": "kozel", "seats": SOLO})
+        assert r.status_code == 201, (n, r.get_json())
+        token = r.get_json()["seats"][0]["token"]
+        assert client.get(f"/v1/games/{r.get_json()['game']['id']}", headers=bearer(token)).status_code == 200
+        if n % 15 == 14:
+            _leave_alone(app, worker)
+    assert len(_live(redis_conn)) == 100  # every game is still listed (and kept): only the count is live
+
+
+def test_a_game_counts_as_live_while_an_ai_is_to_move_or_a_seat_was_seen_lately(make_app, redis_conn):
+    from service.errors import TooManyLiveGames
+    from service.fairplay import live_games
+
+    app = make_app(LIVE_IDLE_SECONDS=0.3, LIVE_GAMES_PER_CLIENT=2)
+    client = app.test_client()
+    watched = create(client, "kozel", humans(2))
+    running = create(client, "kozel", KOZEL_AI, options={"target": 1000})  # an AI to move: it runs on its own
+    assert client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)}).status_code == 429
+    time.sleep(0.35)
+    # the human table was left alone; the all-AI one still has an AI to move
+    h = bearer(watched["seats"][0]["token"])
+    assert client.get(f"/v1/games/{watched['game']['id']}", headers=h).status_code == 200  # its player is back
+    assert client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)}).status_code == 429
+    time.sleep(0.35)
+    third = create(client, "kozel", humans(2))  # the human table is idle again: room for one
+    assert client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)}).status_code == 429
+    listed = _live(redis_conn)
+    assert {watched["game"]["id"], running["game"]["id"], third["game"]["id"]} <= listed
+    time.sleep(0.35)
+    try:  # the all-AI table keeps counting while it plays; the two human ones are idle
+        live_games.admit_game(redis_conn, app.config, "ip:127.0.0.1", "one-more")
+    except TooManyLiveGames:
+        raise AssertionError("an idle game was counted as live") from None
+    try:
+        live_games.admit_game(redis_conn, app.config, "ip:127.0.0.1", "two-more")
+    except TooManyLiveGames as refused:
+        assert refused.slug == "live-games"
+    else:
+        raise AssertionError("the running all-AI table was not counted")

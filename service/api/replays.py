@@ -54,3 +54,35 @@ def replay_of(game_id: str) -> dict[str, Any]:
 @bp.get("/<game_id>/replay")
 def get_replay(game_id: str) -> ResponseReturnValue:
     return jsonify(replay_of(game_id))
+
+
+#: the highest step number a path may name (a match has far fewer moves)
+MAX_STEP = 100_000
+
+
+@bp.get("/<game_id>/replay/steps/<step_text>")
+def get_replay_step(game_id: str, step_text: str) -> ResponseReturnValue:
+    """The finished match after its first ``step`` moves, every hand face up: the table as a spectator sees
+    it, each seat's hand (and whatever else only that seat saw, such as its face-down discards) and the
+    events that move produced.  For stepping through a replay without an engine in the client."""
+    doc = replay_of(game_id)
+    moves = doc["moves"]
+    step = int(step_text) if step_text.isdecimal() and len(step_text) <= len(str(MAX_STEP)) else -1
+    if not 0 <= step <= len(moves):
+        raise Problem(404, f"this replay has {len(moves)} steps", slug="no-such-step", title="No such step")
+    state = initial_state(doc)
+    for mv in moves[:step]:
+        if mv["move"] == "resign":
+            state.resign(mv["seat"])
+        else:
+            state.play(mv["move"])
+    public = state.view(None)
+    private = [state.view(s) for s in range(doc["players"])]
+    move = moves[step - 1] if step else None
+    seats = [{**pub, **doc["seats"][s]} for s, pub in enumerate(public["seats"])]
+    hands = [{"seat": s, "hand": v["hand"] or [],
+              **{k: v[k] for k in v if k not in public and k not in ("hand", "you")}} for s, v in enumerate(private)]
+    events = [e for e in doc["events"] if move is not None and e["version"] == move["version"]]
+    return jsonify({"id": doc["id"], "rules": doc["rules"], "step": step, "steps": len(moves), "move": move,
+                    "to_move": state.to_move, "seats": seats, "table": public["table"], "hands": hands,
+                    "events": events, "result": doc["result"]})

@@ -2,12 +2,20 @@
 deleted) at once.
 
 Each client address has a Redis sorted set of the games it created
-(``th:client:<address>:games``, game id -> admission time in ms); before a game is admitted the set is
-pruned of games that are gone or finished, then one Lua script adds the new id only while fewer than
-``LIVE_GAMES_PER_CLIENT`` (default 20) remain.  More is a 429 problem (``live-games``) whose
-``Retry-After`` is a guess (a minute): room is made by finishing or deleting a game.
+(``th:client:<address>:games``, game id -> admission time in ms), and only the games that are really
+live count against ``LIVE_GAMES_PER_CLIENT`` (default 20).  A listed game is live while it is not over
+and something is going on at it: an AI seat is to move (the game moves on its own), a seat was seen
+(``seen``: every request of a seat's token and every open stream writes it) in the last
+``LIVE_IDLE_SECONDS`` (default 60), or it was admitted less than that ago (its creator is about to sit
+down).  So a table left behind -- its tab closed, nobody to move but a human who is gone -- stops counting
+a minute later, and a solo player who starts game after game never meets the cap; it still counts as soon
+as its player comes back, and stays listed until it is finished, expired or deleted.  Before a game is
+admitted the set is pruned of games that are gone or finished, then one Lua script adds the new id only
+while fewer than the cap of the listed games are live.  More is a 429 problem (``live-games``) whose
+``Retry-After`` is a guess (a minute): room is made by finishing, resigning or deleting a game, or by
+leaving one alone.
 
-The pruning reads each listed game's ``finished`` flag (:meth:`service.store.Store.finished`: one
+The pruning reads each listed game's ``version``, ``finished``, ``ai_job`` and ``seen`` fields (one
 pipelined ``HMGET`` for all of them, which the store's create and commit write with the state), never the
 games' states, so a creation costs the same however big or many the live games are.  The check and the
 add are one script, so concurrent creations never pass the cap; and an id admitted less than
@@ -20,6 +28,7 @@ against the address that asks for them, and count in the same creation rate.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from typing import Any, cast
@@ -27,7 +36,7 @@ from typing import Any, cast
 import redis
 
 from service.errors import TooManyLiveGames
-from service.keys import client_games_key
+from service.keys import client_games_key, game_key
 from service.store import Store
 
 #: the Retry-After of a refused game when the live cap is reached, in seconds
@@ -35,9 +44,15 @@ LIVE_RETRY_AFTER_SECONDS = 60
 #: seconds an admitted id whose game is not stored yet still counts (the creation is in flight)
 PENDING_SECONDS = 60
 
-#: KEYS: the client's game set.  ARGV: cap, game id, now (ms), ttl.  1 when the game was admitted.
+#: KEYS: the client's game set.  ARGV: cap, game id, now (ms), ttl, then the ids of its idle games (listed,
+#: not counted).  1 when the game was admitted.  An id admitted meanwhile by a concurrent creation is not
+#: among the idle ones, so it counts.
 ADMIT_LUA = """
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+local idle = 0
+for i = 5, #ARGV do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then idle = idle + 1 end
+end
+if redis.call('ZCARD', KEYS[1]) - idle >= tonumber(ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return 1
@@ -50,16 +65,48 @@ def admit_game(conn: redis.Redis, cfg: Mapping[str, Any], client: str, game_id: 
     now = int(time.time() * 1000)
     listed = {(raw.decode() if isinstance(raw, bytes) else str(raw)): int(score)
               for raw, score in cast(list[tuple[bytes, float]], conn.zrange(key, 0, -1, withscores=True))}
-    over = Store(conn, cfg["GAME_TTL_SECONDS"]).finished(listed)
+    over, idle = _activity(conn, cfg, listed, now)
     done = [gid for gid, finished in over.items()
             if finished or (finished is None and now - listed[gid] > PENDING_SECONDS * 1000)]
     if done:
         conn.zrem(key, *done)
     cap = int(cfg["LIVE_GAMES_PER_CLIENT"])
-    admitted = conn.eval(ADMIT_LUA, 1, key, cap, game_id, now, int(cfg["GAME_TTL_SECONDS"]))
+    admitted = conn.eval(ADMIT_LUA, 1, key, cap, game_id, now, int(cfg["GAME_TTL_SECONDS"]),
+                         *[gid for gid in idle if gid not in done])
     if not admitted:
         raise TooManyLiveGames(f"at most {cap} live games per client: finish or delete one first",
                                retry_after=LIVE_RETRY_AFTER_SECONDS)
+
+
+def _activity(conn: redis.Redis, cfg: Mapping[str, Any], listed: Mapping[str, int],
+              now: int) -> tuple[dict[str, bool | None], list[str]]:
+    """For the listed games (id -> admission ms): whether each is over (``None``: gone), and the ids of the
+    ones that are idle -- not over, no AI to move, no seat seen and not admitted in the last
+    ``LIVE_IDLE_SECONDS``.  One pipelined ``HMGET``; a game stored without a ``finished`` flag is asked
+    about through :meth:`Store.finished`."""
+    ids = list(listed)
+    pipe = conn.pipeline(transaction=False)
+    for gid in ids:
+        pipe.hmget(game_key(gid), ["version", "finished", "ai_job", "seen"])
+    window = int(float(cfg["LIVE_IDLE_SECONDS"]) * 1000)
+    over: dict[str, bool | None] = {}
+    idle: list[str] = []
+    unflagged: list[str] = []
+    for gid, (version, flag, ai_job, seen) in zip(ids, cast(list[list[bytes | None]], pipe.execute()),
+                                                   strict=True):
+        if version is None:
+            over[gid] = None
+            continue
+        if flag is None:
+            unflagged.append(gid)
+            continue
+        over[gid] = flag == b"1"
+        last_seen = max((int(t) for t in json.loads(seen).values()), default=0) if seen else 0
+        if not over[gid] and not ai_job and now - max(last_seen, listed[gid]) > window:
+            idle.append(gid)
+    if unflagged:
+        over.update(Store(conn, cfg["GAME_TTL_SECONDS"]).finished(unflagged))
+    return over, idle
 
 
 def release_game(conn: redis.Redis, client: str, game_id: str) -> None:

@@ -1,5 +1,6 @@
 // The client's only way to the server: the public /v1 API, as any third-party frontend would use it.
-// Tokens live in sessionStorage (one tab = one player; closing the tab forgets them).
+// The games this browser created or joined are remembered in localStorage (id, seat tokens, admin token,
+// setup): "My games" lists them, and a closed tab loses nothing.
 
 export class ApiError extends Error {
   constructor(status, problem) {
@@ -27,17 +28,44 @@ export async function api(method, path, { body, token, etag } = {}) {
 
 const PREFIX = "tilehouse.game.";
 
-/** What this tab holds for a game: {tokens: {seat: token}, admin, setup}. */
+/** What this browser holds for a game: {tokens: {seat: token}, admin, setup, rules, created (ms)}. */
 export function loadGame(id) {
   try {
-    return JSON.parse(sessionStorage.getItem(PREFIX + id)) || null;
+    return JSON.parse(localStorage.getItem(PREFIX + id)) || null;
   } catch {
     return null;
   }
 }
 
 export function saveGame(id, record) {
-  sessionStorage.setItem(PREFIX + id, JSON.stringify(record));
+  const old = loadGame(id) || {};
+  const rules = record.rules || (record.setup && record.setup.rules) || old.rules || null;
+  localStorage.setItem(PREFIX + id, JSON.stringify({ ...record, rules, created: record.created || old.created || Date.now() }));
+}
+
+/** Forget a game in this browser (its tokens go with it). */
+export function forgetGame(id) {
+  localStorage.removeItem(PREFIX + id);
+}
+
+/** Every game this browser remembers, newest first: [{id, ...record}]. */
+export function listGames() {
+  const out = [];
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (key && key.startsWith(PREFIX)) {
+      const rec = loadGame(key.slice(PREFIX.length));
+      if (rec) out.push({ id: key.slice(PREFIX.length), ...rec });
+    }
+  }
+  return out.sort((a, b) => (b.created || 0) - (a.created || 0));
+}
+
+/** The token to read a game with: a seat of ours (the first), else the admin token (a spectator). */
+export function readToken(rec) {
+  if (!rec) return null;
+  const seats = Object.keys(rec.tokens || {}).map(Number).sort((a, b) => a - b);
+  return seats.length ? rec.tokens[seats[0]] : rec.admin || null;
 }
 
 let features = null;

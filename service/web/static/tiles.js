@@ -1,20 +1,24 @@
 // Domino tiles drawn as SVG.
 //
-// Chinese tiles (Tien Gow, Tiu U): dark tiles with white and red pips, as the seed describes them
-// ("red and white pips"): every pip of a 1-face and of a 4-face is red,
+// Chinese tiles (Tien Gow, Tiu U): dark tiles with white and red pips (docs/rules/tiengow.md, "Tiles"):
+// every pip of a 1-face and of a 4-face is red,
 // the 6-6 (Heaven) has half of its pips red -- 3 red + 3 white on each half, drawn as a red column beside a
 // white one -- and every other pip is white. Pip layouts follow the two dice the tile stands for.
 // Western tiles (Kozel): ivory double-six tiles with black pips and a dividing bar; 0 is a blank half.
 
-const CIVIL_ORDER = ["6-6", "1-1", "4-4", "3-1", "5-5", "3-3", "2-2", "6-5", "6-4", "6-1", "5-1"];
-const CIVIL_NAMES = {
-  "6-6": "Heaven", "1-1": "Earth", "4-4": "Man", "3-1": "Goose", "5-5": "Plum", "3-3": "Long Three",
-  "2-2": "Bench", "6-5": "Axe", "6-4": "Partition", "6-1": "Long-leg Seven", "5-1": "Big-head Six",
+import { t, currentLang } from "./i18n.js";
+
+export const CIVIL_ORDER = ["6-6", "1-1", "4-4", "3-1", "5-5", "3-3", "2-2", "6-5", "6-4", "6-1", "5-1"];
+// the tile keys of engine/tiles.py's names: the catalog has tile.<key> and, in English, tile.<key>.zh
+const CIVIL_KEYS = {
+  "6-6": "heaven", "1-1": "earth", "4-4": "man", "3-1": "goose", "5-5": "plum", "3-3": "long_three",
+  "2-2": "bench", "6-5": "axe", "6-4": "partition", "6-1": "long_leg_seven", "5-1": "big_head_six",
 };
+export const MILITARY_ORDER = ["6-3", "5-4", "6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"];
 const MILITARY_CLASS = { "6-3": 9, "5-4": 9, "6-2": 8, "5-3": 8, "5-2": 7, "4-3": 7, "4-2": 6, "4-1": 5, "3-2": 5, "2-1": 3 };
-const MILITARY_NAMES = {
-  "6-3": "Nine", "5-4": "Nine", "6-2": "Eight", "5-3": "Eight", "5-2": "Seven", "4-3": "Seven",
-  "4-2": "Big Six (Supreme)", "4-1": "Five", "3-2": "Five", "2-1": "Little Three (Supreme)",
+const MILITARY_KEYS = {
+  "6-3": "nine", "5-4": "nine", "6-2": "eight", "5-3": "eight", "5-2": "seven", "4-3": "seven",
+  "4-2": "big_six", "4-1": "five", "3-2": "five", "2-1": "little_three",
 };
 
 export function halves(tile) {
@@ -23,15 +27,29 @@ export function halves(tile) {
 }
 
 export function isCivil(tile) {
-  return CIVIL_NAMES[tile] !== undefined;
+  return CIVIL_KEYS[tile] !== undefined;
 }
 
-/** A readable name: "6-6 Heaven (civil)", "4-2 Big Six (military)", "5-3" for a Western tile. */
+/** The key of a Chinese tile's name ("heaven"), null for a tile with none. */
+export function tileKey(tile) {
+  return CIVIL_KEYS[tile] || MILITARY_KEYS[tile] || null;
+}
+
+/** A Chinese tile's name in the chosen language and its Chinese name: ["Heaven", "天"] (in Chinese the
+ * name is already Chinese: ["天", ""]). */
+export function tileNames(tile) {
+  const key = tileKey(tile);
+  if (!key) return [tile, ""];
+  const name = t(`tile.${key}`);
+  const zh = currentLang().startsWith("zh") ? "" : t(`tile.${key}.zh`);
+  return [name, zh];
+}
+
+/** A readable name: "6-6 Heaven 天 (civil)", "4-2 Big Six 二四 (military)", "5-3" for a Western tile. */
 export function tileName(tile, set = "chinese") {
-  if (set !== "chinese") return tile;
-  if (isCivil(tile)) return `${tile} ${CIVIL_NAMES[tile]} (civil)`;
-  if (MILITARY_NAMES[tile]) return `${tile} ${MILITARY_NAMES[tile]} (military)`;
-  return tile;
+  if (set !== "chinese" || !tileKey(tile)) return tile;
+  const [name, zh] = tileNames(tile);
+  return t("tile.label", { tile, name, zh, kind: t(isCivil(tile) ? "tile.civil" : "tile.military") }).replace(/\s+/g, " ");
 }
 
 /** Sort key of a Chinese tile: civil first, best first, then military by class, best first. */
@@ -115,7 +133,7 @@ export function backSVG(o = {}) {
   const H = set === "chinese" ? 86 : 80;
   const rot = o.horizontal ? ` transform="rotate(-90 ${W / 2} ${H / 2})"` : "";
   const vb = o.horizontal ? `${(W - H) / 2} ${(H - W) / 2} ${H} ${W}` : `0 0 ${W} ${H}`;
-  return `<svg class="tile back ${set} ${o.horizontal ? "h" : "v"}" viewBox="${vb}" role="img" aria-label="face-down tile"><title>face-down tile</title><g${rot}>`
+  return `<svg class="tile back ${set} ${o.horizontal ? "h" : "v"}" viewBox="${vb}" role="img" aria-label="${t("table.face_down")}"><title>${t("table.face_down")}</title><g${rot}>`
     + `<rect x="1" y="1" width="${W - 2}" height="${H - 2}" rx="6" fill="url(#th-back)" stroke="#3b1a12" stroke-width="1.2"/>`
     + `<rect x="5" y="5" width="${W - 10}" height="${H - 10}" rx="3" fill="url(#th-lattice)" stroke="#d9b56a" stroke-opacity=".55" stroke-width="1"/>`
     + `</g></svg>`;

@@ -32,7 +32,33 @@ export class Watcher {
     this.view = null;
     this.stopped = false;
     this.wake = null;
+    this.dirty = false;
     this.stream = null;
+    this.streamToken = null;
+    this.buffer = new Map(); // n -> event, as the stream delivered it (projected for streamToken's seat)
+  }
+
+  /** Keep an event the stream delivered, so the page need not ask for it again. */
+  remember(message) {
+    try {
+      const ev = JSON.parse(message.data);
+      if (ev && Number.isInteger(ev.n)) this.buffer.set(ev.n, ev);
+    } catch {
+      return;
+    }
+    while (this.buffer.size > 400) this.buffer.delete(this.buffer.keys().next().value);
+  }
+
+  /** The events after..upto as the stream delivered them for `token`'s seat, or null when one is missing
+   * (or the stream shows another seat's view: hot seat). */
+  take(after, upto, token) {
+    if (!this.stream || token !== this.streamToken || upto <= after) return null;
+    const out = [];
+    for (let n = after + 1; n <= upto; n++) {
+      if (!this.buffer.has(n)) return null;
+      out.push(this.buffer.get(n));
+    }
+    return out;
   }
 
   start() {
@@ -46,9 +72,18 @@ export class Watcher {
     this.poke();
   }
 
-  /** Look now (after our own move, or when the stream says something happened). */
+  /** Look now (after our own move, or when the stream says something happened). A poke that comes while
+   * a view is being shown is kept, not lost: the loop looks again as soon as that view is done, and reads
+   * only the newest view however many pokes came meanwhile. */
   poke() {
+    this.dirty = true;
     if (this.wake) this.wake();
+    if (this.onPoke) this.onPoke();
+  }
+
+  /** Whether something happened that the page has not read yet (it may then hurry its animations). */
+  get behind() {
+    return this.dirty;
   }
 
   delay() {
@@ -63,13 +98,14 @@ export class Watcher {
   async openStream() {
     if (typeof EventSource === "undefined" || !(await serverFeatures()).stream) return;
     try {
-      const r = await api("POST", `/v1/games/${this.gameId}/stream-tickets`, { body: {}, token: this.token() });
+      const token = this.token();
+      const r = await api("POST", `/v1/games/${this.gameId}/stream-tickets`, { body: {}, token });
       const ticket = r.data && r.data.ticket;
       if (!ticket || this.stopped) return;
       const es = new EventSource(`/v1/games/${this.gameId}/stream?ticket=${encodeURIComponent(ticket)}`);
-      es.onmessage = () => this.poke();
+      es.onmessage = (m) => { this.remember(m); this.poke(); };
       // the stream names each message by the event's type: any of them means "look again"
-      for (const name of EVENT_TYPES) es.addEventListener(name, () => this.poke());
+      for (const name of EVENT_TYPES) es.addEventListener(name, (m) => { this.remember(m); this.poke(); });
       es.addEventListener("error", () => {
         // the game ended (the server closes the stream) or the connection dropped: poll, and open a new
         // stream with a fresh ticket (a ticket is short-lived) while the game goes on
@@ -82,6 +118,7 @@ export class Watcher {
         }
       });
       this.stream = es;
+      this.streamToken = token;
     } catch {
       // no stream on this server: polling it is
     }
@@ -94,6 +131,7 @@ export class Watcher {
         this.etag = null;
         this.usedToken = token;
       }
+      this.dirty = false;
       try {
         const r = await api("GET", `/v1/games/${this.gameId}`, { token, etag: this.etag });
         if (r.status === 200) {
@@ -106,6 +144,7 @@ export class Watcher {
         await sleep(2000);
       }
       if (this.stopped || (this.view && this.view.status === "finished")) break;
+      if (this.dirty) continue;  // poked while the view was shown: look again at once
       await new Promise((resolve) => {
         const t = setTimeout(resolve, this.delay());
         this.wake = () => { clearTimeout(t); this.wake = null; resolve(); };
