@@ -1,4 +1,4 @@
-"""``tilehouse bench http``: the HTTP service under load, and the cost of its AI jobs (issue 7 "Benchmarks").
+"""``tilehouse bench http``: the HTTP service under load, and the cost of its AI jobs.
 
 1. gunicorn on loopback with 2 workers (the project's ``gunicorn.conf.py``: gevent, or the class in
    ``TILEHOUSE_WORKER_CLASS``) against a private
@@ -47,7 +47,7 @@ import engine
 from service.redis_local import LocalRedis, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the per-client limits of issue 16 lifted: a benchmark client is one machine asking for everything
+#: the per-client limits lifted: a benchmark client is one machine asking for everything
 UNLIMITED = {"TILEHOUSE_GAMES_PER_MINUTE": "1000000", "TILEHOUSE_LIVE_GAMES_PER_CLIENT": "1000000",
              "TILEHOUSE_AI_CPU_MS_PER_MINUTE_PER_CLIENT": "1000000000",
              "TILEHOUSE_AI_CPU_MS_PER_MINUTE_PER_GAME": "1000000000"}

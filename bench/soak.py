@@ -1,5 +1,5 @@
 """``tilehouse bench soak``: many clients playing whole games against AI seats at once, then every game's
-event log checked (issue 15, "Soak").
+event log checked.
 
 gunicorn (the project's gunicorn.conf.py) and ``--ai-workers`` RQ workers run on loopback against a
 private Redis (or ``--redis-url``, which must be on loopback and is flushed).  ``--clients`` threads (50)

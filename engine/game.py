@@ -11,7 +11,7 @@ Two ways to apply a move:
 * ``apply(move)`` is the unchecked fast path for search: ``move`` must come from ``legal_moves()`` of
   this very state.
 
-Resigning (issue 11): ``resign(seat)`` ends the match at once with the rule set's defined result (each rule
+Resigning: ``resign(seat)`` ends the match at once with the rule set's defined result (each rule
 set's ``_resign`` and ``docs/rules/<rules>.md`` say what the resigning seat pays or forfeits); the result's
 ``reason`` is ``"resigned"``, ``resigned`` names the seat, and the ranking puts the resigning seat (in Kozel's
 team play: its side) last, the others in their order by the match's scores.
@@ -52,7 +52,7 @@ class Move:
     ``seen`` is what every seat other than the mover observes of the move (the public part of its event):
     the ``id`` itself for a move played face up, a shared id such as ``"discard:2 face down"`` for a move
     whose tiles stay hidden.  ``key`` and ``seen_key`` are the same two facts as ints (hashes of the two
-    strings, equal within a process), the child keys of the search tree (issues 14 and 17).
+    strings, equal within a process), the child keys of the search tree.
     """
 
     __slots__ = ("action", "code", "extra", "id", "key", "seen", "seen_key", "tiles")
@@ -254,12 +254,12 @@ class State(ABC):
     #: set by ``register``
     rules: ClassVar[RuleSet]
     #: every key a move object of this rule set may hold (the keys of its moves' ``to_dict()``); a move object
-    #: with any other key is ``InvalidMove`` (issue 16: nothing unknown is accepted, so nothing unknown is kept)
+    #: with any other key is ``InvalidMove`` (nothing unknown is accepted, so nothing unknown is kept)
     move_fields: ClassVar[frozenset[str]] = frozenset({"id", "action", "tiles"})
 
     #: Whether some move of the rule set shows the other seats less than its id (``Move.seen`` differs
     #: from ``Move.id``, e.g. a face-down discard).  When ``False`` no two legal moves share an observed
-    #: key, and the search skips looking for such pairs (issue 14).
+    #: key, and the search skips looking for such pairs.
     hides_moves: ClassVar[bool] = False
 
     #: Set by a search on its own sampled copy (``stop_after_deal``): when the current deal ends, the state
@@ -420,7 +420,7 @@ class State(ABC):
                 return have == want
         return bool(have == want)
 
-    # ---- resigning (issue 11)
+    # ---- resigning
 
     def resign(self, seat: Seat) -> list[Event]:
         """``seat`` resigns (abandons the table, or forfeits on time): the match ends now with the rule set's
@@ -507,7 +507,7 @@ class State(ABC):
 def below(rng: random.Random, n: int) -> int:
     """``rng.randrange(n)`` (``n > 0``), drawing exactly what it draws (``_randbelow``: ``getrandbits`` of
     ``n``'s bit length until below ``n``) in one Python call instead of two or three: the search draws
-    once or more per move (issue 14).  Same generator state in, same value and state out."""
+    once or more per move.  Same generator state in, same value and state out."""
     getrandbits = rng.getrandbits
     k = n.bit_length()
     r = getrandbits(k)

@@ -38,7 +38,7 @@ Interpretations where the texts are silent (each documented in ``docs/rules/koze
 * Eggs are added to what the next losing side records before the 13 rule is applied.
 * The first round with ``previous_winner`` (nobody has won yet) is opened by the highest-double rule.
 
-Resigning (issue 11; not in the sources): the resigning seat's side writes down whatever brings its total up to
+Resigning (not in the sources): the resigning seat's side writes down whatever brings its total up to
 the target (nothing when it is there already), so it is the goat -- in team play the pair of goats -- and the
 match ends; the other totals stand.  Payoffs stay mean-centred (zero-sum).  The round in progress gets a
 summary with ``reason: "resign"``; the result's ``reason`` is ``"resigned"``.
@@ -148,7 +148,7 @@ def is_fish(left: int, right: int, table: Mask) -> bool:
 
 def tiles_of(mask: Mask) -> list[Tile]:
     """The tile ids of a mask, ascending."""
-    # by 7-bit chunks from a table, not bit by bit: every determinization lists the unseen tiles (issue 14)
+    # by 7-bit chunks from a table, not bit by bit: every determinization lists the unseen tiles
     return [*_CHUNK_TILES[0][mask & 127], *_CHUNK_TILES[1][mask >> 7 & 127],
             *_CHUNK_TILES[2][mask >> 14 & 127], *_CHUNK_TILES[3][mask >> 21 & 127]]
 

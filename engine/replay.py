@@ -1,4 +1,4 @@
-"""Replays of finished matches (issue 13, point 4): check that a recorded match is exactly what the engine
+"""Replays of finished matches: check that a recorded match is exactly what the engine
 plays from its initial state and its moves.
 
 A replay document (what ``GET /v1/games/{id}/replay`` answers, see ``docs/api.md``) carries
@@ -10,7 +10,7 @@ A replay document (what ``GET /v1/games/{id}/replay`` answers, see ``docs/api.md
 * ``moves``: ``[{"version", "seat", "move"}]``, oldest first; the move that made version ``v`` (``"resign"``:
   the seat resigned, ``State.resign``);
 * ``events``: every event with its public ``data`` and every seat's ``secret`` part (nothing hidden);
-  events the service wrote itself (issue 11: ``join``, ``start``, ``timeout``, ``rematch``) carry
+  events the service wrote itself (``join``, ``start``, ``timeout``, ``rematch``) carry
   ``"service": true`` and are not the engine's to reproduce;
 * ``result``: the engine's ``result()`` at the end.
 
@@ -71,7 +71,7 @@ def check(replay: Mapping[str, Any]) -> list[str]:
         if mv.get("seat") != state.to_move and mv.get("move") != "resign":  # any seat may resign any time
             problems.append(f"{where}: seat {mv.get('seat')} moved but seat {state.to_move} was to move")
         try:
-            # a resignation (issue 11) is recorded as the move "resign" of the resigning seat
+            # a resignation is recorded as the move "resign" of the resigning seat
             events = state.resign(mv["seat"]) if mv["move"] == "resign" else state.play(mv["move"])
         except (EngineError, KeyError, TypeError) as e:
             problems.append(f"{where}: {e}")

@@ -36,7 +36,7 @@ What is implemented, with the section it comes from:
     with ``classic`` is refused with ``BadOptions`` naming the option rather than silently ignored.
   - escalation needs several deals: with ``deals`` 1 the factor is always ×2.
 * Match (§10, README): ``deals`` deals; points are cumulative net points; the ranking is by points.
-* Resigning (issue 11; not in the sources): the deal in progress is abandoned -- payments already made in it
+* Resigning (not in the sources): the deal in progress is abandoned -- payments already made in it
   stand -- and the resigning seat pays every other seat what a column-less loser pays in a plain settlement
   (§9.2: 5), times the banker factor when the banker is the resigning seat or the one paid (§9.5).  The
   result's ``reason`` is ``"resigned"``; the resigning seat ranks last.
@@ -191,7 +191,7 @@ def _move(up: int, faces: tuple[Face, ...]) -> Move:
         names = tuple(tile_names(faces))
         action = "play" if up else "discard"
         gtype, rank = GROUPS[faces] if up else (-1, 0)
-        # a face-down discard shows the other seats only how many tiles went down (issue 17)
+        # a face-down discard shows the other seats only how many tiles went down
         m = Move(f"{action}:{'+'.join(names)}", action, names,
                  code=(up, faces, gtype, rank, _sit(gtype, rank) if up else _LEAD),
                  seen=None if up else f"discard:{len(faces)} face down")
@@ -261,7 +261,7 @@ def _beat_runs() -> dict[int, tuple[Face, Face]]:
     return runs
 
 
-#: situation of a single -> the run of face ids that beat it (issue 14: a follow's beats by bisection)
+#: situation of a single -> the run of face ids that beat it (a follow's beats by bisection)
 BEAT_RUN1 = _beat_runs()
 
 
@@ -830,7 +830,7 @@ class TienGowState(State):
 
     def determinizer(self, seat: Seat) -> Callable[[random.Random], TienGowState]:
         """``determinize(seat, rng)`` as a function of ``rng``: the tiles ``seat`` has not seen are counted
-        once, and each call shuffles them and deals (a search calls it once per iteration, issue 14)."""
+        once, and each call shuffles them and deals (a search calls it once per iteration)."""
         # plain lists of counts instead of Counter, and no redeal pass over the tricks unless another seat
         # has really discarded face down
         counts = list(CF_COPIES)

@@ -33,7 +33,7 @@ What is implemented, with where it comes from:
 * Scoring (README): one point per column won; ``games`` games (option, 1–100); the match ranks by points
   (equal points keep seat order).  ``running_payoffs`` = points minus the mean (API.md), cumulative.
 
-Resigning (issue 11; not in the sources): the match ends at once; every other seat scores one point per tile
+Resigning (not in the sources): the match ends at once; every other seat scores one point per tile
 left in the resigning seat's hand (the columns it could still have contested in this game; at least 1), the
 games not played count for nothing.  The result's ``reason`` is ``"resigned"``; the resigning seat ranks last.
 

@@ -43,7 +43,7 @@ Interpretations and decisions (tiuu.md §9, README):
   (all four go to the catch; no tiles are drawn, so the 4-tile stock minimum does not apply to it).
 * ``games`` > 1: points (the net payments) accumulate over the games.
 
-Resigning (issue 11; not in the sources): the game in progress is abandoned and the resigning seat pays every
+Resigning (not in the sources): the game in progress is abandoned and the resigning seat pays every
 other seat that seat's rounded catch of this game so far, at least 10 (the smallest stake: scores are
 rounded to tens) -- what it would pay a top scorer holding that catch with its own catch counted as empty.
 Points of finished games stand.  The result's ``reason`` is ``"resigned"``; the resigning seat ranks last.
@@ -699,7 +699,7 @@ class TiuUState(State):
     def _end_game(self, log: list[Event] | None) -> None:
         n = self.players
         if self.halt_at_deal_end and log is None:
-            # a search's sample (issue 14): the points are all it reads; the game counts as done (an entry in
+            # a search's sample: the points are all it reads; the game counts as done (an entry in
             # ``deals``) without its summary, and the world stops here
             net, _payments = settle([catch_scores(c, self.classic)[1] for c in self.catches])
             points = self.points
@@ -794,7 +794,7 @@ class TiuUState(State):
         """Deal the shuffled unseen tiles into the other hands within their caps; ``flat`` is reordered so
         that its first ``sum(need)`` tiles are the hands' and the rest is the stock in draw order."""
         caps = [self.caps[s] for s in others]
-        # Issue 14: when the first ``need[0]`` tiles fit the first hand's caps, the next ``need[1]`` the
+        # When the first ``need[0]`` tiles fit the first hand's caps, the next ``need[1]`` the
         # second's and so on, the deal below gives each hand exactly that run and leaves ``flat`` as it is
         # (every hand takes the tiles it can in order, the rest go on to the next): the caps are checked
         # with a count per capped face, not tile by tile
@@ -823,7 +823,7 @@ class TiuUState(State):
             placed = 0
             for j, f in enumerate(flat):
                 if placed == wanted:
-                    # every hand is full: the rest of the tiles go to the stock as they come (issue 14: the
+                    # every hand is full: the rest of the tiles go to the stock as they come (the
                     # stock is most of the unseen tiles, and each of them used to try every hand first)
                     rest += flat[j:]
                     break

@@ -1,4 +1,4 @@
-"""The PettingZoo environments of ``tilehouse.agents`` (issue 13, point 1): PettingZoo's own API test and a
+"""The PettingZoo environments of ``tilehouse.agents``: PettingZoo's own API test and a
 seed-determinism test for every rule set and player count, the fixed action space covers every legal move,
 observations depend only on the seat's information set (checked with ``determinize``), rewards add up to
 the engine's payoffs, and the base install neither lists nor imports the agents extra."""

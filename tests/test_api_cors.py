@@ -1,4 +1,4 @@
-"""CORS (issue 11, point 1): a page on another origin can call every route.  Real preflight requests
+"""CORS: a page on another origin can call every route.  Real preflight requests
 (``OPTIONS`` with ``Origin`` and ``Access-Control-Request-Method``/``-Headers``) on every rule of the url
 map, the headers on ordinary answers and on problem documents, and the origin list from
 ``TILEHOUSE_CORS_ORIGINS``."""

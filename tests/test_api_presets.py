@@ -1,4 +1,4 @@
-"""Issue 12 (what the web client needs from the API): ``GET /v1/engines`` lists each engine's strength
+"""What the web client needs from the API: ``GET /v1/engines`` lists each engine's strength
 presets, each one a valid ``params`` for an AI seat, and leaves out a preset above the server's caps."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``GET /v1/games/{id}/replay`` (issue 13, point 4) through the Flask test client (every answer validated
+"""``GET /v1/games/{id}/replay`` through the Flask test client (every answer validated
 against openapi.yaml), a real Redis and a real RQ worker, and ``tilehouse replay FILE`` on what it answers:
 per rule set a finished match reproduces move by move, every event included; a running one is a 409."""
 

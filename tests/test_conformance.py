@@ -121,7 +121,7 @@ def test_random_playouts_keep_every_protocol_invariant(rules_id, players, option
 
 @pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
 def test_a_state_set_to_halt_stops_at_the_end_of_the_deal_with_the_same_payoffs(rules_id, players, options):
-    # issue 14: a search's sample does not deal the next deal, and scores the finished one exactly
+    # a search's sample does not deal the next deal, and scores the finished one exactly
     for seed in (1, 2):
         rng = random.Random(seed)
         state = engine.new_game(rules_id, players=players, seed=seed, options=options)
@@ -138,7 +138,7 @@ def test_a_state_set_to_halt_stops_at_the_end_of_the_deal_with_the_same_payoffs(
 
 @pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
 def test_a_determinizer_samples_worlds_as_determinize_does_call_after_call(rules_id, players, options):
-    # issue 14: a search asks the root once for ``determinizer(seat)`` and calls it every iteration; each
+    # a search asks the root once for ``determinizer(seat)`` and calls it every iteration; each
     # call must be ``determinize(seat, rng)`` from the same generator, with nothing carried from one call to
     # the next (the closure reuses what it worked out once)
     walk = random.Random(5)
@@ -164,7 +164,7 @@ def _seen_by(state: State, move, seat: int) -> str:
 @pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
 def test_moves_share_an_observed_key_exactly_when_their_events_look_the_same_to_the_seat(
         rules_id, players, options):
-    # issue 17: the search keys other seats' moves by what the searching seat observes of them
+    # the search keys other seats' moves by what the searching seat observes of them
     rng = random.Random(17)
     state = engine.new_game(rules_id, players=players, seed=3, options=options)
     steps = 0

@@ -1,4 +1,4 @@
-"""Issue 8, containers: the Dockerfile and docker-compose.yml say what the issue asks (no Docker engine
+"""Containers: the Dockerfile and docker-compose.yml say what a deployment needs (no Docker engine
 runs here, so the files are parsed: compose with PyYAML, the Dockerfile instruction by instruction).
 
 Dockerfile: multi-stage on a slim Python base, wheels built and installed offline into a virtual

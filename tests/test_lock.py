@@ -1,4 +1,4 @@
-"""Issue 15, a reproducible image: requirements.lock and requirements-build.lock pin, with hashes, exactly
+"""A reproducible image: requirements.lock and requirements-build.lock pin, with hashes, exactly
 what pyproject.toml asks for, and the Dockerfile installs from them (``python3 dev.py lock`` makes them)."""
 
 from __future__ import annotations

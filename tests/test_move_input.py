@@ -1,4 +1,4 @@
-"""Issue 16.5: what a client sends as a move is checked field by field and never stored as sent -- the game
+"""What a client sends as a move is checked field by field and never stored as sent -- the game
 keeps the canonical move id only.  Real HTTP (Flask test client), a real Redis."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 8, operations: request ids, JSON logs, Prometheus metrics, /healthz and /readyz
+"""Operations: request ids, JSON logs, Prometheus metrics, /healthz and /readyz
 (``service.observability``), checked on a small Flask app wired the way ``create_app`` wires it (a real
 Redis client in ``app.extensions["redis"]``, real RQ queues in ``app.extensions["queues"]``) and with a
 real RQ worker running jobs that log and count."""

@@ -1,4 +1,4 @@
-"""Resigning (issue 11, "Resign / abandon"), checked for every rule set, player count and variant the
+"""Resigning, checked for every rule set, player count and variant the
 conformance test plays: at the start, in the middle and near the end of a seeded random playout, every seat
 resigns in turn (on a clone) and the match ends with the rule set's defined result (docs/rules/*.md,
 "Resigning"): finished, zero-sum payoffs, the resigning seat (Kozel's team play: its side) ranked last, the

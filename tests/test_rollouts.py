@@ -1,6 +1,6 @@
 """The heuristic playout's fast path (``ai.heuristics.<rules>.rollout``) is the same playout as the slow
 one: from sampled positions of every rule set, ``rollout(world, rng)`` must leave the world and the
-generator exactly as ``apply(playout(world, rng))`` in a loop to the end of the deal does (issue 14: the
+generator exactly as ``apply(playout(world, rng))`` in a loop to the end of the deal does (the
 fast paths compute what the policy needs without building every legal move list, and play a trick on
 local variables; any drift from the rules or from the policy's draws shows here)."""
 
@@ -53,7 +53,7 @@ CASES = [(rules_id, players, options)
 
 
 def test_the_heuristic_rule_sets_have_rollouts():
-    """Issue 14: every rule set has the fast path (the wall game's for its paired root, issue 13, whose
+    """Every rule set has the fast path (the wall game's for its paired root, whose
     playouts are greedy ones)."""
     assert {rules_id for rules_id, _p, _o in CASES} == {"kozel", "tiengow", "tiengow_wall", "tiuu"}
 

@@ -1,4 +1,4 @@
-"""Issue 8, ``tilehouse serve``: the real command as a subprocess -- its own Redis (or the one in
+"""``tilehouse serve``: the real command as a subprocess -- its own Redis (or the one in
 ``TILEHOUSE_REDIS_URL``), gunicorn and RQ workers -- answering HTTP, playing AI moves, and stopping every
 process it started on SIGTERM or a terminal's Ctrl-C (exit 0), or failing loudly when a child dies."""
 
@@ -254,7 +254,7 @@ def test_serve_plays_ai_seats_and_counts_them_in_metrics_with_request_ids(serve_
     conn = redis.Redis.from_url(redis_line["msg"].split(" at ")[1].split(",")[0])
     first_job = rq.job.Job.fetch(f"play-{body['game']['id']}-0", connection=conn)
     assert first_job.meta["request_id"] == "e2e-create"
-    # two workers: the first reserved for AI seats' moves (issue 16), the other suggestions first
+    # two workers: the first reserved for AI seats' moves, the other suggestions first
     assert {"worker-1-play", "worker-2"} <= set(s.pids())
     assert sorted(tuple(w.queue_names()) for w in rq.Worker.all(connection=conn)) == [
         ("play",), ("suggest", "play")]

@@ -1,4 +1,4 @@
-"""Issue 15, contract fuzzing: schemathesis generates requests for every operation of openapi.yaml
+"""Contract fuzzing: schemathesis generates requests for every operation of openapi.yaml
 (valid and invalid data), sends them to the app on the test Redis and checks every answer: no 5xx, the
 status code, content type, headers and body are the ones openapi.yaml documents for the operation, and
 invalid data is refused.

@@ -1,5 +1,5 @@
 """The wall variant's greedy engine (``ai.heuristics.tiengow_wall.greedy``, the search's playout policy) makes
-exactly the choices of its plain first version, kept below as ``_reference_greedy`` (issue 14: the fast
+exactly the choices of its plain first version, kept below as ``_reference_greedy`` (the fast
 version skips repeated placements, scores from the tops it has and decides which tiles are sure once per
 call; ties between equal scores decide the move, so the scores must be the same floats, summed in the same
 order).  Compared on thousands of positions of 2, 3 and 4 players reached by random and by greedy play,
@@ -116,7 +116,7 @@ def _ref_follow(state: TienGowWallState, seat: int) -> Move:
 
 
 def _reference_greedy(state: TienGowWallState, seat: int) -> Move:
-    """The greedy engine's choice as first written (``ai/heuristics/tiengow_wall.py`` before issue 14)."""
+    """The greedy engine's choice as first written (``ai/heuristics/tiengow_wall.py`` before its fast paths)."""
     if not state.cols:
         return _ref_lead(state, seat)
     return _ref_follow(state, seat)

@@ -1,4 +1,4 @@
-"""Issue 12, the web client as files: served at ``/`` and ``/static/<file>`` from the package (the wheel
+"""The web client as files: served at ``/`` and ``/static/<file>`` from the package (the wheel
 carries them), the same page for everyone (no game state rendered by the server), nothing loaded from
 outside, and the only server paths the code calls are the public API's. The client playing in a real
 browser is tests/test_web_browser.py."""

@@ -1,4 +1,4 @@
-"""Issue 16.6: every log line a real worker process (``python worker.py``) writes about a job queued by a
+"""Every log line a real worker process (``python worker.py``) writes about a job queued by a
 request carries that request's id and the job's id -- RQ's own lines ("play: ... (id)", "Job OK", "result is
 kept") as much as the job's.  Jobs are queued through real HTTP (Flask test client) on the test Redis."""
 

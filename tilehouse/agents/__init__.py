@@ -1,4 +1,4 @@
-"""PettingZoo AEC environments for every tilehouse rule set and player count (issue 13, point 1).
+"""PettingZoo AEC environments for every tilehouse rule set and player count.
 
 Install the extra, then::
 

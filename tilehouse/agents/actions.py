@@ -1,4 +1,4 @@
-"""The fixed action space of every rule set and player count (issue 13, point 1; ``docs/agents.md``).
+"""The fixed action space of every rule set and player count (``docs/agents.md``).
 
 An action is an index into :func:`move_ids`: every move id that can ever be legal in that rule set with that
 many players, under any option, in a fixed, documented order.  The engine's ``legal_moves()`` of any state

@@ -1,4 +1,4 @@
-"""A fixed-size numeric encoding of one seat's view (issue 13, point 1; ``docs/agents.md``).
+"""A fixed-size numeric encoding of one seat's view (``docs/agents.md``).
 
 The encoding reads nothing but ``state.view(seat)`` -- what that seat may see -- so it cannot depend on a
 hidden tile.  It is generic: its layout comes from the structure of the view of a fresh match of the rule
