@@ -1,6 +1,6 @@
 """The protocol every rule set implements, the option schema, and the registry of rule sets.
 
-See ``shared/ARCHITECTURE.md``.  A rule set is a :class:`RuleSet` (data: id, title, player range, option
+See ``docs/developing.md``.  A rule set is a :class:`RuleSet` (data: id, title, player range, option
 schema) bound to a :class:`State` subclass (behaviour).  Chance is resolved inside the engine from values
 derived from the game's seed (``random.Random(f"{seed}/{deal}")`` and the like), so a state never waits
 on chance and ``to_dict()`` needs no generator state to round-trip.

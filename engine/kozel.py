@@ -1,13 +1,13 @@
 """Kozel (Козёл, "Goat"): the Russian draw-domino game of seed 002, individual and team play.
 
-Rules: ``shared/rules/kozel.md`` (seed 002, Latvian translation of a Russian how-to article, with the
-English copy of the same article where the Latvian is garbled) and the decisions of ``shared/rules/README.md``.
+Rules: ``docs/rules/kozel.md`` (seed 002, Latvian translation of a Russian how-to article, with the
+English copy of the same article where the Latvian is garbled), with its **Choice** decisions.
 
 Individual play (kozel.md §1-§8): 2-4 players, 7 tiles each for 2 players and 5 for 3-4, the rest is the
 bazaar.  The holder of the highest double leads it (no double dealt: the highest non-double, ordered by
 high half then low half, INTERPRETATION §3), play goes to seat + 1.  A player must play a tile that
 matches an end when he has one; holding ``L-L`` and ``R-R`` (``L != R``) he may lay both in one move.
-With nothing playable he draws (one tile per ``draw`` move, README decision) and, once the bazaar is empty,
+With nothing playable he draws (one tile per ``draw`` move, a decision) and, once the bazaar is empty,
 passes.  The round ends when a player goes out or in a *fish* (bazaar empty and nobody can play).  Everybody
 records the pips left in his hand (a lone 0-0 counts 25; option ``zero_zero_always_25``), except that a
 record is only *opened* by an amount of at least ``opening_threshold`` (13); a smaller amount before that

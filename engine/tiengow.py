@@ -1,12 +1,12 @@
-"""Tien Gow (天九), four players, seeds 001/004: ``shared/rules/tiengow.md`` §0–§12 and the options and
-decisions of ``shared/rules/README.md``.  The user-facing rules page is ``docs/rules/tiengow.md``.
+"""Tien Gow (天九), four players, seeds 001/004: the rules page ``docs/rules/tiengow.md`` (its §0–§12 are
+the sections cited below), with its options and **Choice** decisions.
 
 What is implemented, with the section it comes from:
 
 * Deal (§2): each deal shuffles the 32 tiles with ``random.Random(f"{seed}/{deal}")`` (``deal`` counts from 0)
   and gives 8 to each seat.  The first banker is drawn from the same generator of deal 0; a later deal's
   banker is the previous deal's last-trick winner.  The banker leads the first trick.
-* Seats are numbered in turn order: the next player is ``seat + 1 (mod 4)`` (README decision; this fixes the
+* Seats are numbered in turn order: the next player is ``seat + 1 (mod 4)`` (a decision; this fixes the
   counter-clockwise direction of §1).
 * Leads (§3, §4): singles, civil pairs, military pairs, the Supreme (4-2 + 2-1), mixed pairs, both kinds of
   mixed triples (2 civil + 1 military, 1 civil + 2 military) and mixed quartets.  The *type key* is the group
@@ -29,13 +29,13 @@ What is implemented, with the section it comes from:
 * Profile ``classic`` (§12): no immediate payments, no final-group multipliers, no capture; the banker factor
   escalates: ×2 for a new banker, ×3 after the banker won one deal as banker, ×4 after two, ... and resets when
   he loses the bank.  INTERPRETATIONS for how ``classic`` meets the other options:
-  - the sweep ×2 is kept (README lists only immediate payments, final-group multipliers and capture as removed);
+  - the sweep ×2 is kept (the decisions list only immediate payments, final-group multipliers and capture as removed);
   - ``early_death`` and ``banker_excess_doubled`` keep their meaning (with ``false`` a losing banker's excess
     is paid at ×1 instead of the escalated factor);
   - ``supreme_money_on_last_trick`` and ``capture_multiplier`` have nothing to act on, so a non-default value
     with ``classic`` is refused with ``BadOptions`` naming the option rather than silently ignored.
   - escalation needs several deals: with ``deals`` 1 the factor is always ×2.
-* Match (§10, README): ``deals`` deals; points are cumulative net points; the ranking is by points.
+* Match (§10 and a decision): ``deals`` deals; points are cumulative net points; the ranking is by points.
 * Resigning (not in the sources): the deal in progress is abandoned -- payments already made in it
   stand -- and the resigning seat pays every other seat what a column-less loser pays in a plain settlement
   (§9.2: 5), times the banker factor when the banker is the resigning seat or the one paid (§9.5).  The
@@ -927,7 +927,7 @@ RULES_ENTRY = register(RuleSet(
     id="tiengow", title="Tien Gow", min_players=PLAYERS, max_players=PLAYERS, options=OPTIONS,
     state_class=TienGowState, default_players=PLAYERS,
     description="Tien Gow (天九), seeds 001/004: tricks of 1-4 tiles, the last trick decides; columns, "
-                "banker ×2, Supreme and quartet money (shared/rules/tiengow.md).",
+                "banker ×2, Supreme and quartet money.",
     variants=((4, {"profile": "classic", "deals": 3}), (4, {"deals": 2}),
               (4, {"early_death": False, "supreme_money_on_last_trick": False, "banker_excess_doubled": False,
                    "capture_multiplier": 4})),

@@ -1,36 +1,36 @@
-"""Tien Gow, the wall-and-dice variant for 2–4 players (Czech seed 003): ``shared/rules/tiengow.md`` §13 with
-the decisions of ``shared/rules/README.md`` (the ``tiengow_wall`` bullets).  The user-facing rules page is
-``docs/rules/tiengow_wall.md``.
+"""Tien Gow, the wall-and-dice variant for 2–4 players (Czech seed 003): the rules page
+``docs/rules/tiengow_wall.md``.  Below, § numbers are the sections of the seed's own write-up (Tien Gow's §13) and
+"decision" marks a project decision where the seed is silent; the rules page states every one of them.
 
 What is implemented, with where it comes from:
 
-* Deal (README; §13.2-1): 4 players get 8 tiles each, 2 players 16 each; 3 players play without 4-2 and 2-1
+* Deal (decision; §13.2-1): 4 players get 8 tiles each, 2 players 16 each; 3 players play without 4-2 and 2-1
   (30 tiles, 10 each).  Game ``g`` (from 0) shuffles the wall with ``random.Random(f"{seed}/{g}/deal")``; the
   opener takes the first ``h`` tiles of the wall, the next seat the next ``h``, and so on.  INTERPRETATION:
   the seed's "two stacks from either end, in turn" only reorders a uniformly shuffled wall, so it does not
   change which hands can occur or how likely they are.
-* Dice (§13.1; README): two dice from ``random.Random(f"{seed}/0/opener")``.  INTERPRETATION: seat 0 throws
+* Dice (§13.1; decision): two dice from ``random.Random(f"{seed}/0/opener")``.  INTERPRETATION: seat 0 throws
   and counts that many players in turn order (seat + 1, ...), counting himself as 1; the seat where the count
   ends opens game 1.  A later game is opened by the winner of the previous game's last round (SEED).
-* Leads (README): any 1 to 4 tiles of the hand; each led tile starts a column.  Columns are numbered 0.. in the
+* Leads (decision): any 1 to 4 tiles of the hand; each led tile starts a column.  Columns are numbered 0.. in the
   order the lead's id lists its tiles (high halves first).
-* Following (README): every other player in turn puts exactly one tile on every column, choosing which tile
+* Following (decision): every other player in turn puts exactly one tile on every column, choosing which tile
   goes where.  A tile goes on top when it is of the same suit as the column's top tile and strictly higher;
   otherwise (different suit, equal or lower) it goes underneath, at the very bottom.  A column belongs to the
   owner of its top tile.  As singles 4-2 and 2-1 ("commander") rank above the nines in the military suit and
-  are equal to each other (README).
-* Pai Gow pairs (README; §13.2-4): when the lead is two tiles forming a Pai Gow pair (Supreme 4-2+2-1 >
+  are equal to each other (decision).
+* Pai Gow pairs (decision; §13.2-4): when the lead is two tiles forming a Pai Gow pair (Supreme 4-2+2-1 >
   civil pairs in civil order > military pairs 9, 8, 7, 5), that pair *stands*.  A follower whose two tiles
   form a strictly higher Pai Gow pair than the standing pair puts both on top and takes both columns; his
   pair then stands.  INTERPRETATION (how later followers meet a pair that took over): the next follower must
   beat *that* pair, not the lead, to use the pair rule.  Any other play is settled tile by tile against the
   tops; as soon as one tile goes on top tile by tile the pair is broken and the rest of the round is settled
   tile by tile only.
-* Next leader (README): the owner of the most columns of the round; a tie is broken by a dice throw among
+* Next leader (decision): the owner of the most columns of the round; a tie is broken by a dice throw among
   the tied players: each throws two dice from ``random.Random(f"{seed}/{g}/{r}/tie")`` (``r`` the round of
   game ``g``, both from 0) in seat order, the highest total leads, and players still tied for the highest
   throw again (SEED "highest opens").
-* Scoring (README): one point per column won; ``games`` games (option, 1–100); the match ranks by points
+* Scoring (decision): one point per column won; ``games`` games (option, 1–100); the match ranks by points
   (equal points keep seat order).  ``running_payoffs`` = points minus the mean (API.md), cumulative.
 
 Resigning (not in the sources): the match ends at once; every other seat scores one point per tile
@@ -109,7 +109,7 @@ LITTLE_THREE = _BY_NAME["2-1"]
 COMMANDERS = (BIG_SIX, LITTLE_THREE)
 
 #: single strength within its suit: civil 11 (6-6) .. 1 (5-1); military 9, 8, 7, 5 by pips and 10 for the
-#: commanders 4-2 and 2-1 (README: above the nines, equal to each other)
+#: commanders 4-2 and 2-1 (a decision: above the nines, equal to each other)
 STRENGTH: tuple[int, ...] = tuple(
     12 - CF_CIVIL_RANK[f] if CF_CIVIL[f] else (10 if i in COMMANDERS else CF_MILITARY_CLASS[f])
     for i, f in enumerate(_TILES_FACE)

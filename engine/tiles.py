@@ -1,6 +1,6 @@
 """The two tile sets the games use, as small integers with tables built once at import.
 
-Source: ``shared/rules/tiles.md``.
+The tiles as the players see them: ``docs/rules/tiengow.md`` (Tiles) and ``docs/rules/tiuu.md``.
 
 * The Chinese set has 21 *faces* (the outcomes of two dice).  Eleven are civil and come twice in a
   32-tile set; ten are military and come once.  Tien Gow plays one set (32 tiles), Tiu U two sets mixed

@@ -1,8 +1,8 @@
 """Tiu U (釣魚, "fishing"), the Chinese domino fishing game for 2 or 3 players.
 
-Rules: ``shared/rules/tiuu.md`` (seed 000, the Serbian "Pecanje (Tiu-U)") with the options and decisions of
-``shared/rules/README.md``.  Every INTERPRETATION of tiuu.md is followed; the user-facing page is
-``docs/rules/tiuu.md``.
+Rules: ``docs/rules/tiuu.md`` (seed 000, the Serbian "Pecanje (Tiu-U)") with its options and
+decisions; every interpretation it states is followed.  Below, § numbers are the sections of the
+seed's own write-up; the rules page states every rule they name.
 
 Layout (§1): the 64 tiles of two Chinese sets are shuffled into 16 stacks of 4.  Counting from the right
 (drawing) end: 4 stacks (16 tiles) are turned face up as the *pool*; the players take stacks one at a time
@@ -20,7 +20,7 @@ Turn (§4), two parts:
   the player chooses (``take:<flipped>+<pool tile>``); a choice between copies of one face is no choice
   and is resolved at once.
 
-Interpretations and decisions (tiuu.md §9, README):
+Interpretations and decisions (§9 and the decisions):
 
 * 4-2 matches only 2-1 and 2-1 only 4-2 (``supreme_extra``: 4-2 also matches every 6-pip tile, 2-1 also
   matches 2-1).
@@ -37,7 +37,7 @@ Interpretations and decisions (tiuu.md §9, README):
 * First player: the first game's is drawn from the seed; a later game is opened by the previous game's
   winner -- when several players tie on top, by the first of them in turn order counting from the previous
   game's first player.  Seats are in turn order, the next player is seat + 1.
-* ``profile = "classic"`` (tiuu.md §8, pagat/Culin/navpil): one flip per turn (a matching flip captures, then
+* ``profile = "classic"`` (§8, pagat/Culin/navpil): one flip per turn (a matching flip captures, then
   the turn ends), a hand capture is optional (``flip`` is always legal in part 1), only the small-fish sum
   is rounded up (score = big fish + small fish rounded up), and the fourth tile captures the face-up three
   (all four go to the catch; no tiles are drawn, so the 4-tile stock minimum does not apply to it).
@@ -145,7 +145,7 @@ _SMALL_FISH: tuple[int, ...] = tuple(0 if BIG[f] else FISH[f] for f in FACES)
 
 
 def round_up(points: int) -> int:
-    """Up to the next multiple of ten; an exact multiple stays (tiuu.md §7, interpretation 10)."""
+    """Up to the next multiple of ten; an exact multiple stays (§7, interpretation 10)."""
     return -(-points // 10) * 10
 
 

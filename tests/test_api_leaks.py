@@ -1,4 +1,4 @@
-"""Hidden information never leaks (shared/API.md: "Hidden information is never sent to anyone who may not see
+"""Hidden information never leaks (docs/api.md: "Hidden information is never sent to anyone who may not see
 it"), for every rule set, over whole games played through HTTP.
 
 Two checks, both against the engine's own knowledge of what is hidden:

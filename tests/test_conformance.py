@@ -1,4 +1,4 @@
-"""The engine protocol (shared/ARCHITECTURE.md), checked for every rule set in ``engine.RULES``, present
+"""The engine protocol (``engine/game.py``, ``docs/developing.md``), checked for every rule set in ``engine.RULES``, present
 and future: seeded random playouts to the end of the match with invariants checked at every step."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Kozel (shared/rules/kozel.md, seed 002): each test names the rule it checks.
+"""Kozel (docs/rules/kozel.md, seed 002): each test names the rule it checks.
 
 Exact situations are built with ``KozelState.from_position`` (chosen hands, bazaar and line); rules that are
 about whole games (the fish, determinizations) are checked as properties over seeded random games.

@@ -1,4 +1,4 @@
-"""Tien Gow (shared/rules/tiengow.md §3–§12 and the README options): each test names the rule it checks.
+"""Tien Gow (docs/rules/tiengow.md §3–§12 and its options): each test names the rule it checks.
 
 Positions are built with ``TienGowState.from_position`` (chosen hands, banker, leader and the columns won
 so far) and then played through the checked ``play`` path, so every assertion goes through the real

@@ -1,5 +1,5 @@
-"""Tien Gow, wall-and-dice variant (seed 003, ``shared/rules/tiengow.md`` §13 and the ``tiengow_wall``
-decisions of ``shared/rules/README.md``): one test per rule, on positions built from chosen hands."""
+"""Tien Gow, wall-and-dice variant (seed 003, ``docs/rules/tiengow_wall.md`` and its
+decisions): one test per rule, on positions built from chosen hands."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tiu U (shared/rules/tiuu.md, seed 000): each test names the rule it checks.  Exact situations are built
+"""Tiu U (docs/rules/tiuu.md, seed 000): each test names the rule it checks.  Exact situations are built
 with ``TiuUState.from_layout`` (chosen hands, pool, stock, catches and face-up stacks)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def counts(names: list[str]) -> list[int]:
     return c
 
 
-# the seed's examples (tiuu.md §0, §7)
+# the seed's examples (its §0, §7)
 A_257 = ["6-5"] * 4 + ["6-4"] * 4 + ["6-3"] * 2 + ["5-4"] * 2 + ["4-1"] * 2 + ["4-3", "1-1", "3-1"]
 B_189 = ["6-6"] * 4 + ["4-4"] * 4 + ["5-5", "4-3", "4-2", "2-1"]
 A_189 = ["6-6"] * 4 + ["6-5"] * 4 + ["4-1"]

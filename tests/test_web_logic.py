@@ -116,7 +116,7 @@ for (const dir of ["", "ru/", "zh-Hant/", "zh-Hans/"]) {
 }
 return {
   aside: clean("Seats are numbered in turn order (§1, `tiles.md`). Ties lose."),
-  sentence: clean("It follows seeds 001/004 as written up in `shared/rules/tiengow.md`. Low totals are good."),
+  sentence: clean("It follows seeds 001/004 as written up in `sources/tiengow.md`. Low totals are good."),
   choice: clean("**Choice** §11 #9: the earlier group stays best."),
   pages,
 };
