@@ -16,7 +16,7 @@ A replay document (what ``GET /v1/games/{id}/replay`` answers, see ``docs/api.md
 
 :func:`check` rebuilds the match move by move and compares every event batch, the initial state and the
 result; it returns a list of differences (empty when the replay reproduces the match).  Choice made where
-the issue is silent: the initial state is checked against ``new_game(rules, players, seed, options)`` and
+the requirements are silent: the initial state is checked against ``new_game(rules, players, seed, options)`` and
 the replay is played from ``new_game`` (not from the document's ``initial_state``), so a replay whose seed
 does not reproduce the deal fails instead of being trusted.
 """

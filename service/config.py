@@ -50,7 +50,7 @@ DEFAULT_AI_MAX_TIME_MS = 10_000
 DEFAULT_AI_MAX_ITERATIONS = 50_000
 #: jobs one ismcts suggestion may be split into (``workers``)
 DEFAULT_AI_MAX_WORKERS = 4
-#: longest quiet spell of a push stream before it sends a keep-alive comment, in seconds (the issue asks for
+#: longest quiet spell of a push stream before it sends a keep-alive comment, in seconds (the requirement is
 #: one at least every 15 s; 10 leaves room for a slow write)
 DEFAULT_STREAM_KEEPALIVE_SECONDS = 10.0
 #: how long a stream ticket opens streams, in seconds (long enough for a page to connect and for

@@ -2,7 +2,7 @@
 line, Prometheus metrics and the health endpoints.  (The logs themselves, and the request id's rules, are
 :mod:`service.logs`; the counters the workers keep are :mod:`service.metrics`.)
 
-What it implements and the choices made where the issue is silent:
+What it implements and the choices made where the requirements are silent:
 
 - ``X-Request-ID`` (:func:`service.logs.valid_request_id`): the id is in ``flask.g.request_id``, in the
   response header and in every log line written while the request runs (:func:`service.logs.enter_request`).

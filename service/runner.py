@@ -1,6 +1,6 @@
 """``tilehouse serve``: the whole service on one machine -- Redis, the API under gunicorn, and AI workers.
 
-Behaviour, with the choices made where the issue is silent:
+Behaviour, with the choices made where the requirements are silent:
 
 - Redis: ``TILEHOUSE_REDIS_URL`` when set (it must answer PING within ``--redis-wait`` seconds, else the
   command fails with a clear message); otherwise a private ``redis-server`` of its own, from the PATH or

@@ -9,7 +9,7 @@ of another seat simply tries again.  The join is a ``join`` event; the join that
 adds a ``start`` event and starts the game (the AI's play job, the first clock).  The joining seat counts as
 seen (presence) from its join.
 
-Where the issue is silent (as on Lichess, where you cannot accept your own challenge twice): a caller that
+Where the requirements are silent (as on Lichess, where you cannot accept your own challenge twice): a caller that
 presents a seat token of the same game is already seated and gets 409 ``already-seated``; the admin token
 may take a seat.  Joining a finished game is 409 ``game-over``.  No body, or ``{}``, keeps the seat's name.
 """

@@ -24,7 +24,7 @@ about a second late; a move arriving after the deadline but before the job ran i
 * ``"forfeit"``: the seat resigns (``State.resign``, the per-rule-set result of docs/rules/*.md): a
   ``timeout`` event with ``{"action": "forfeit"}``, then the engine's ``resign`` and ``match_end`` events.
 
-Where the issue is silent: the increment is also added to a move made for the seat on timeout; a seat that
+Where the requirements are silent: the increment is also added to a move made for the seat on timeout; a seat that
 joins late does not lose time before the game starts; the remaining times are whole milliseconds.
 """
 

@@ -11,7 +11,7 @@ with ``n`` the same event number as ``GET /events`` (from 1), so ``Last-Event-ID
 sent twice.  The projection is ``service.api.event_for``, the same function ``GET /events`` uses: a seat
 gets the public data plus its own secret part, a spectator only the public data.  A comment line
 (``: keep-alive``) goes out whenever nothing else was sent for ``STREAM_KEEPALIVE_SECONDS`` (default 10 s,
-under the 15 s the issue asks for, with room for a slow write), so proxies keep the connection and a dead
+under the required 15 s, with room for a slow write), so proxies keep the connection and a dead
 client is noticed (its write fails and the stream is closed).  The first thing sent is ``retry: 3000``
 (the browser's reconnect delay).  When the game is over the stream sends the last events and ends; a
 reconnect to a finished game with nothing left to send answers 204, which tells ``EventSource`` to stop

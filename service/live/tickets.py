@@ -11,7 +11,7 @@
 * **stored hashed**: only its SHA-256, as the key ``th:game:{<id>}:ticket:<sha256>`` (under the game's
   hash tag, so it sits on the game's Redis Cluster slot) whose value is the seat (or ``admin``) and whose
   Redis TTL is the ticket's lifetime: Redis forgets it by itself.
-* **reusable within its lifetime** (the issue leaves it open): a browser's ``EventSource`` reconnects by
+* **reusable within its lifetime** (the requirements leave it open): a browser's ``EventSource`` reconnects by
   itself after a dropped connection with the *same* URL (adding ``Last-Event-ID``), so a single-use ticket
   would break every automatic reconnect; what a frontend needs is a ticket good for reconnects until it
   expires, and a fresh one (from its token) only when a reconnect comes later than that.  The short life

@@ -5,7 +5,7 @@ API only, exactly as a third-party frontend would: bearer tokens in ``sessionSto
 ``If-None-Match`` (or the push stream where the server has one). The server renders no game state: ``/``
 is the same file for everyone.
 
-Choice where the issue is silent: the assets are flat (no sub-folders) so that each one is one
+Choice where the requirements are silent: the assets are flat (no sub-folders) so that each one is one
 ``/static/{filename}`` path of openapi.yaml; they are served with ``Cache-Control: no-cache`` (revalidated
 by ETag/Last-Modified on every load) so a server upgrade never leaves a browser on a stale module.
 """

@@ -20,7 +20,7 @@ Layout (float32), ``T`` = 28 tile names of the double-six set (the Chinese faces
    numbers (Kozel's line ``ends``, per-seat ``points``), zero-padded (a key that was ``null`` in a fresh
    match and holds a number later puts it first); other strings (option names) are skipped.
 
-Choice made where the issue is silent: the encoding is a baseline for learning agents, not a complete
+Choice made where the requirements are silent: the encoding is a baseline for learning agents, not a complete
 description (the order of tiles inside a column is not in it); the view dict travels with every
 observation for agents that want more.
 """
