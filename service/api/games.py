@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
@@ -50,8 +49,8 @@ def create_game() -> ResponseReturnValue:
     public_seed: bool = data["public_seed"]
     if public_seed and "seed" not in data:
         raise invalid({"public_seed": ["a public seed needs the seed: send 'seed' too"]})
-    seed = data["seed"] if "seed" in data else secrets.randbits(63)
-    dealt = seeds.engine_seed(conn(), current_app.config, seed, [s["kind"] for s in seats_in], public_seed)
+    seed = data["seed"] if "seed" in data else seeds.new_seed()
+    dealt = seeds.engine_seed(conn(), current_app.config, seed, public_seed)
     state = rs.new(len(seats_in), dealt, data["options"])
     seats: list[dict[str, Any]] = []
     for i, s in enumerate(seats_in):
@@ -199,7 +198,7 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
     if game.state.to_move != seat:
         raise NotYourTurn(seat, game.state.to_move)
     charged = budget.charge(conn(), current_app.config, game_id, client_key(), params, data["workers"])
-    seed = data["seed"] if "seed" in data else secrets.randbits(63)
+    seed = data["seed"] if "seed" in data else seeds.new_seed()
     job = jobs.enqueue_suggestion(conn(), game, seat, engine_id, params, data["workers"], seed, request_id(),
                                   cfg=current_app.config, charged=charged)
     resp = jsonify(job_json(job))

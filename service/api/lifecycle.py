@@ -36,7 +36,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import secrets
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
@@ -95,14 +94,14 @@ def derived_token(old_token: str, new_game: str) -> str:
 
 
 def _rotated_seed(rules: str, options: dict[str, Any], kinds: list[str], first: int | None) -> tuple[int, int]:
-    """A fresh ``(seed, engine seed)`` (``service.fairplay.seeds``: mixed with the server secret whenever a
-    person sits at the table) whose deal makes the seat after ``first`` the first to act."""
+    """A fresh ``(seed, engine seed)`` (``service.fairplay.seeds``: the engine seed is new randomness for each
+    game) whose deal makes the seat after ``first`` the first to act."""
     rs = engine.get_rules(rules)
     players = len(kinds)
     want = None if first is None else (first + 1) % players
     for _ in range(ROTATION_TRIES):
-        seed = secrets.randbits(63)
-        dealt = seeds.engine_seed(conn(), current_app.config, seed, kinds, False)
+        seed = seeds.new_seed()
+        dealt = seeds.engine_seed(conn(), current_app.config, seed)
         if want is None or rs.new(players, dealt, options).to_move == want:
             break
     return seed, dealt
