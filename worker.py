@@ -18,6 +18,10 @@ the interpreter or leaks memory -- the engines are pure Python with no native co
 over within seconds by the other workers (``service.hardening.recovery.RecoveringWorker``, a
 ``SimpleWorker`` that beats the job's heartbeat while it runs; issue 15).  ``--fork`` restores the forking
 worker.
+
+Faults: a lost Redis does not end the process -- the worker waits for Redis with backoff and starts its
+work loop again -- and RQ's scheduler child stops with the worker, even one killed with SIGKILL
+(``service.hardening.recovery``: ``run_until_stopped``, ``BoundScheduler``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import uuid
 
 import redis
 from rq import Worker
@@ -34,7 +39,13 @@ import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
 from service import config, jobs, observability
-from service.hardening.recovery import RecoveringWorker, quiet_maintenance_logs, worker_options
+from service.hardening.recovery import (
+    RecoveringWorker,
+    ResilientWorker,
+    quiet_maintenance_logs,
+    run_until_stopped,
+    worker_options,
+)
 
 
 # MEASURED (2026-11-30, this 2-core shared machine): 60 suggestion jobs (ismcts, 1 iteration, Tien Gow
@@ -51,7 +62,7 @@ class TilehouseWorker(observability.JobLogContext, RecoveringWorker):
     (``RecoveringWorker``, service.hardening.recovery)."""
 
 
-class ForkingWorker(observability.JobLogContext, Worker):
+class ForkingWorker(observability.JobLogContext, ResilientWorker, Worker):
     """RQ's forking ``Worker`` (``--fork``), with the same log context."""
 
 
@@ -94,14 +105,18 @@ def main(argv: list[str] | None = None) -> int:
     conn = redis.Redis.from_url(url)
     queues = [observability.TracingQueue(name, connection=conn) for name in names]
     options = worker_options(cfg)
-    if args.fork:
-        worker: BaseWorker = ForkingWorker(queues, connection=conn, name=args.name, **options)
-    else:
-        worker = WORKER_CLASS(queues, connection=conn, name=args.name, abandoned_after=cfg["ABANDONED_JOB_SECONDS"],
-                              **options)
-    # RQ's scheduler (one per Redis, the others stand by) moves due clock timeouts onto the play queue
-    worker.work(burst=args.burst, with_scheduler=not args.no_scheduler,
-                logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    name = args.name or uuid.uuid4().hex  # kept by the worker that starts again after a lost Redis
+
+    def make_worker() -> BaseWorker:
+        if args.fork:
+            return ForkingWorker(queues, connection=conn, name=name, **options)
+        return WORKER_CLASS(queues, connection=conn, name=name, abandoned_after=cfg["ABANDONED_JOB_SECONDS"],
+                            **options)
+
+    # RQ's scheduler (one per Redis, the others stand by) moves due clock timeouts onto the play queue; a
+    # lost Redis ends RQ's work loop, and run_until_stopped starts it again once Redis answers
+    run_until_stopped(make_worker, conn, burst=args.burst, with_scheduler=not args.no_scheduler,
+                      logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
     return 0
 
 

@@ -142,7 +142,7 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
     try:
         game = store.get(game_id)
     except GameNotFound:
-        return {"outcome": "stale", "version": None, "engine": None}
+        return _gone(job, {"outcome": "stale", "version": None, "engine": None})
     seat = game.state.to_move if game.version == version else None
     if seat is None or not game.is_ai(seat):
         return {"outcome": "stale", "version": game.version, "engine": None}
@@ -155,13 +155,25 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
         after, _ = store.apply_move(game_id, seat, decision.move.id, expected_version=version)
     except (VersionConflict, NotYourTurn, GameNotFound):
         _record_ai_job(conn, engine_id, "stale")
-        return {"outcome": "stale", "version": store.version(game_id), "engine": engine_id}
+        version_now = store.version(game_id)
+        stale = {"outcome": "stale", "version": version_now, "engine": engine_id}
+        return stale if version_now is not None else _gone(job, stale)
     _record_ai_job(conn, engine_id, "played")
     if after.state.finished:
         record_game(conn, "finished")
     schedule_play(conn, after, request_id=job.meta.get("request_id"))
     clock.schedule(conn, after)  # the human seat now to move: its timeout (issue 11)
     return {"outcome": "played", "version": after.version, "engine": engine_id}
+
+
+def _gone(job: Job, result: dict[str, Any]) -> dict[str, Any]:
+    """The result of a job whose game is gone (deleted or expired): RQ keeps no record of it, since the
+    game's deletion has already removed the job's other keys (service.hardening.recovery.delete_jobs).
+    RQ deletes a job of ``result_ttl`` 0 by its stored status, so the status is written back first (the
+    deletion may have removed the job's hash while it ran)."""
+    job.result_ttl = 0
+    job.set_status(JobStatus.STARTED)
+    return result
 
 
 def on_play_failure(job: Job, connection: redis.Redis, exc_type: type[BaseException] | None,
@@ -237,7 +249,7 @@ def suggest(game_id: str, version: int, seat: int, engine_id: str, params: Mappi
     try:
         game = store.get(game_id)
     except GameNotFound:
-        return {"outcome": "stale", "version": None}
+        return _gone(job, {"outcome": "stale", "version": None})
     if game.version != version or game.state.to_move != seat:
         return {"outcome": "stale", "version": game.version}
     decision = ai.decide(engine_id, game.state, seat, dict(params), seed)

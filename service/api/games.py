@@ -6,8 +6,6 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
-from rq.exceptions import NoSuchJobError
-from rq.job import Job
 
 import engine
 from service import auth, jobs, schemas
@@ -29,6 +27,7 @@ from service.api import engines as engines_api
 from service.api.jobs import job_json
 from service.fairplay import budget, limits, seeds
 from service.fairplay.clients import address_key, client_key
+from service.hardening import recovery
 from service.live import clock as live_clock
 from service.problems import Problem, from_exception, invalid
 from service.store import Game, NotStarted, NotYourTurn, TimeUp, VersionConflict, new_game_id, now_ms
@@ -123,11 +122,7 @@ def delete_game(game_id: str) -> ResponseReturnValue:
     game = _load(game_id)
     if caller(game, required=True) != auth.ADMIN:
         raise Problem(403, "deleting a game needs its admin_token", slug="not-admin")
-    for job_id in store().delete(game_id):
-        try:
-            Job.fetch(job_id, connection=conn()).delete()
-        except NoSuchJobError:
-            continue
+    recovery.delete_jobs(conn(), store().delete(game_id))
     return "", 204
 
 
