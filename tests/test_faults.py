@@ -22,6 +22,7 @@ from rq.scheduler import RQScheduler
 
 from service import create_app
 from service.redis_local import free_port, ping, redis_server_binary
+from service.store import Store
 
 pytestmark = pytest.mark.e2e
 
@@ -150,3 +151,46 @@ def test_deleting_a_game_whose_ai_job_was_abandoned_answers_204_and_leaves_no_ke
         assert listed == []
     finally:
         stop(list(workers.values()))
+
+
+def test_a_worker_killed_with_sigkill_leaves_no_orphan_process_and_no_scheduler_lock(server, tmp_path):
+    conn = redis.Redis.from_url(server.url)
+    env = environment(server.url)
+    worker = start_worker(env, tmp_path / "worker.log")
+    try:
+        _wait("the scheduler took its locks", lambda: all(conn.exists(k) for k in LOCKS), 30)
+        children = _children(worker.pid)
+        assert children, "the worker runs its scheduler in a child process"
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+        _wait("the scheduler child ended", lambda: not any(_running(pid) for pid in children), 10)
+        assert not any(conn.exists(k) for k in LOCKS), "a scheduler lock outlived its scheduler"
+        # and the next worker schedules at once (a stale lock would keep it standing by for a minute)
+        successor = start_worker(env, tmp_path / "worker.log")
+        try:
+            _wait("the next worker took the scheduler locks", lambda: all(conn.exists(k) for k in LOCKS), 15)
+        finally:
+            stop([successor])
+    finally:
+        stop([worker])
+
+
+def test_workers_ride_out_a_redis_restart_and_ai_games_move_again_within_30_s(api, server, tmp_path):
+    conn = redis.Redis.from_url(server.url)
+    env = environment(server.url)
+    workers = [start_worker(env, tmp_path / "worker.log") for _ in range(2)]
+    try:
+        created = create(api.test_client(), "kozel", [PACED_AI] * 2, options={"target": 101})
+        game_id = created["game"]["id"]
+        store = Store(conn, 3600)
+        _wait("the game moved", lambda: (store.version(game_id) or 0) >= 2, 30)
+        server.stop()
+        time.sleep(4)  # the workers meet the dead connection: mid-job, in maintenance, waiting for a job
+        server.start()
+        back = store.version(game_id) or 0
+        took = _wait("an AI move after Redis came back",
+                     lambda: (store.version(game_id) or 0) > back or store.finished([game_id])[game_id], BACK_SECONDS)
+        assert all(w.poll() is None for w in workers), "a worker process ended"
+        assert took < BACK_SECONDS
+    finally:
+        stop(workers)
