@@ -98,6 +98,12 @@ control_socket_disable = True
 # buffer before Flask sees the request.
 limit_request_line = 4094
 limit_request_fields = 50
+limit_request_field_size = 8190
+# gunicorn refuses what breaks those limits (414, 431) or is not HTTP (400) before Flask sees it; those
+# answers are problem documents like the app's (service.hardening.http_errors)
+from service.hardening import http_errors  # noqa: E402 - after the gevent patch above
+
+http_errors.install()
 # gunicorn ignores X-Forwarded-* unless the peer is listed here; in compose the API sits behind nothing,
 # behind a proxy set FORWARDED_ALLOW_IPS to its address.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
@@ -133,16 +139,19 @@ loglevel = os.environ.get("TILEHOUSE_LOG_LEVEL", "info").lower()
 logconfig_dict: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "service.observability.ContextFilter"}},
+    "filters": {"context": {"()": "service.observability.ContextFilter"},
+                # no token or stream ticket in any line (the access log's query carries a stream's ticket)
+                "redact": {"()": "service.hardening.redact.RedactSecrets"}},
     "formatters": {
         "json": {"()": "service.observability.JsonFormatter"},
         # JsonAccessLogger's message is a JSON line already; it passes through unchanged.
         "raw": {"format": "%(message)s"},
     },
     "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["context"],
+        "stderr": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["redact", "context"],
                    "stream": "ext://sys.stderr"},
-        "access": {"class": "logging.StreamHandler", "formatter": "raw", "stream": "ext://sys.stdout"},
+        "access": {"class": "logging.StreamHandler", "formatter": "raw", "filters": ["redact"],
+                   "stream": "ext://sys.stdout"},
     },
     "root": {"level": loglevel.upper(), "handlers": ["stderr"]},
     "loggers": {

@@ -39,6 +39,7 @@ import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
 from service import config, jobs, observability
+from service.hardening import redact
 from service.hardening.recovery import (
     RecoveringWorker,
     ResilientWorker,
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = config.load()
     url = args.url or cfg["REDIS_URL"]
     observability.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    redact.install()  # no token or ticket in any line
     # RQ's three lines per maintenance round (every WORKER_MAINTENANCE_SECONDS) only at DEBUG
     quiet_maintenance_logs()
     # the engines' tables are built (imported above): freeze them and keep full collections out of the
