@@ -71,9 +71,13 @@ os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR",
 
 # TILEHOUSE_METRICS_BIND adds a second listener, the only one that serves /metrics
 # (service.hardening.metrics_access), so the metrics stay off the public API.
+# Default 127.0.0.1:9100 (service.config); "off" or empty: no such listener (/metrics then needs the token).
+from service import config as _config  # noqa: E402 - after the gevent patch above
+
 bind = [os.environ.get("TILEHOUSE_BIND", "127.0.0.1:8000")]
-if os.environ.get("TILEHOUSE_METRICS_BIND"):
-    bind.append(os.environ["TILEHOUSE_METRICS_BIND"])
+_metrics_bind = os.environ.get("TILEHOUSE_METRICS_BIND", _config.DEFAULT_METRICS_BIND)
+if _metrics_bind.strip().lower() not in _config.METRICS_BIND_OFF:
+    bind.append(_metrics_bind)
 worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent")
 workers = _int("TILEHOUSE_WEB_CONCURRENCY", 2)
 # gthread only (TILEHOUSE_WORKER_CLASS=gthread): threads per worker process

@@ -55,8 +55,11 @@ DEFAULT_ABANDONED_JOB_SECONDS = 8
 DEFAULT_WORKER_MAINTENANCE_SECONDS = 5
 #: bearer token that /metrics requires; empty: none (service.hardening.metrics_access)
 DEFAULT_METRICS_TOKEN = ""
-#: a second ``host:port`` that gunicorn listens on and the only one that serves /metrics; empty: none
-DEFAULT_METRICS_BIND = ""
+#: a second ``host:port`` that gunicorn listens on and the only one that serves /metrics; empty or ``off``:
+#: no such listener, and /metrics answers on the API's address only with the metrics token
+DEFAULT_METRICS_BIND = "127.0.0.1:9100"
+#: the values of METRICS_BIND that mean "no metrics listener"
+METRICS_BIND_OFF = frozenset({"", "off"})
 
 #: a seat's presence (``last_seen_ms``) is written at most this often, in seconds (issue 11)
 DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
