@@ -67,6 +67,11 @@ DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
 DEFAULT_GAMES_PER_MINUTE = 10
 #: games of one client address that may be live (not finished, expired or deleted) at once
 DEFAULT_LIVE_GAMES_PER_CLIENT = 20
+#: push streams one client address may have open at once, over every API process (service.fairplay.streams)
+DEFAULT_STREAMS_PER_CLIENT = 16
+#: push streams one API process holds at once; below gunicorn's worker_connections (1000), so a process
+#: full of streams still has room for the API's ordinary requests
+DEFAULT_STREAMS_PER_PROCESS = 500
 #: milliseconds of AI search (suggestions) one game may be charged per clock minute
 DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME = 120_000
 #: milliseconds of AI search (suggestions) one client (bearer token, else address) may be charged per minute
@@ -95,6 +100,8 @@ DEFAULTS: dict[str, Any] = {
     "SEED_SECRET": DEFAULT_SEED_SECRET,
     "GAMES_PER_MINUTE": DEFAULT_GAMES_PER_MINUTE,
     "LIVE_GAMES_PER_CLIENT": DEFAULT_LIVE_GAMES_PER_CLIENT,
+    "STREAMS_PER_CLIENT": DEFAULT_STREAMS_PER_CLIENT,
+    "STREAMS_PER_PROCESS": DEFAULT_STREAMS_PER_PROCESS,
     "AI_CPU_MS_PER_MINUTE_PER_GAME": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME,
     "AI_CPU_MS_PER_MINUTE_PER_CLIENT": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT,
     "JOB_HEARTBEAT_SECONDS": DEFAULT_JOB_HEARTBEAT_SECONDS,
