@@ -34,7 +34,7 @@ import logging
 import math
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import redis
 from rq import Queue, get_current_job
@@ -47,7 +47,7 @@ from service import config
 from service.fairplay import budget
 from service.hardening import recovery
 from service.live import clock
-from service.store import Game, GameNotFound, NotYourTurn, Store, VersionConflict
+from service.store import Game, GameNotFound, NotYourTurn, Store, VersionConflict, jobs_key
 
 SUGGEST = "suggest"
 PLAY = "play"
@@ -133,6 +133,10 @@ def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id
     return job
 
 
+#: seconds the record of the play job that ended its game is kept (the game's own document keeps the end)
+FINISHED_PLAY_RESULT_TTL_SECONDS = 60
+
+
 def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
     """The RQ job that moves the AI seat of ``game_id`` at ``version``."""
     job = get_current_job()
@@ -161,9 +165,28 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
     _record_ai_job(conn, engine_id, "played")
     if after.state.finished:
         record_game(conn, "finished")
+        job.result_ttl = min(int(job.result_ttl or FINISHED_PLAY_RESULT_TTL_SECONDS), FINISHED_PLAY_RESULT_TTL_SECONDS)
     schedule_play(conn, after, request_id=job.meta.get("request_id"))
-    clock.schedule(conn, after)  # the human seat now to move: its timeout (issue 11)
+    clock.schedule(conn, after)  # the human seat now to move: its timeout
+    forget_earlier_play_jobs(conn, game_id, version)
     return {"outcome": "played", "version": after.version, "engine": engine_id}
+
+
+def forget_earlier_play_jobs(conn: redis.Redis, game_id: str, version: int) -> None:
+    """Delete the records of the game's play jobs for versions before ``version`` (done, stale or failed:
+    nobody needs them once a later move is played), so a game keeps at most the records of its last AI
+    move and the next one however long it runs, instead of one per AI move for ``JOB_RESULT_TTL_SECONDS``."""
+    prefix = f"play-{game_id}-"
+    earlier = []
+    for raw in cast(set[bytes], conn.smembers(jobs_key(game_id))):
+        job_id = raw.decode()
+        if job_id.startswith(prefix):
+            digits = job_id[len(prefix):].split("-", 1)[0]
+            if digits.isdigit() and int(digits) < version:
+                earlier.append(job_id)
+    if earlier:
+        recovery.delete_jobs(conn, earlier)
+        conn.srem(jobs_key(game_id), *earlier)
 
 
 def _gone(job: Job, result: dict[str, Any]) -> dict[str, Any]:
