@@ -1,4 +1,5 @@
-"""``tilehouse arena``: duplicate matches between AI engines on one rule set, and how strong each engine is.
+"""Duplicate matches between AI engines on one rule set, and how strong each engine is (the library behind
+``tilehouse arena``, whose command line is :mod:`ai.arena_cli`).
 
 Duplicate format (as in duplicate bridge): a *set* is one seed -- one sequence of deals -- played once per
 rotation of the line-up over the seats, so every engine plays every seat's tiles of every deal equally
@@ -19,28 +20,23 @@ first engine is stronger when the whole interval is above zero.
 
 Engines take parameters on the command line: ``--engine ismcts:iterations=1000,playout=heuristic``.
 Every decision goes through ``ai.decide`` with a seed derived from the set and the move number, so a run
-is reproducible (time budgets aside) whatever ``--processes`` is.  ``--round-robin`` plays every pair of
-the engines instead and fits ratings (:mod:`ai.ratings`); ``--out FILE`` writes either report as JSON.  The progress bar is hand-written (no
-dependency) and goes to stderr; ``--json`` prints one JSON document on stdout.
+is reproducible (time budgets aside) whatever ``--processes`` is.  :mod:`ai.ratings` builds the round
+robin on this module.  The progress bar is hand-written (no dependency) and goes to stderr.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import multiprocessing
 import statistics
-import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 import engine
-from ai import ENGINES, get_engine
 from ai import decide as ai_decide
-from ai.exceptions import AIError
+from ai import get_engine
 from ai.ismcts import settle_gc
 
 #: two-sided 95% Student t quantiles for 1..30 degrees of freedom (beyond: the normal 1.96)
@@ -64,7 +60,7 @@ def confidence_interval(values: Sequence[float]) -> tuple[float, float, float] |
 
 # --------------------------------------------------------------------------- engine specs
 
-def _parse_value(text: str) -> Any:
+def parse_value(text: str) -> Any:
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
@@ -98,7 +94,7 @@ class Spec:
             name, eq, value = item.partition("=")
             if not eq or not name:
                 raise ValueError(f"engine parameter {item!r} is not name=value")
-            params[name.strip()] = _parse_value(value.strip())
+            params[name.strip()] = parse_value(value.strip())
         get_engine(engine_id).validate(params)  # UnknownEngine / BadParams now, not in a worker later
         return cls(engine_id, tuple(sorted(params.items())))
 
@@ -231,104 +227,3 @@ def summarize(results: list[dict[str, Any]], specs: Sequence[Spec]) -> dict[str,
                   "significant": bool(ci and (ci[1] > 0 or ci[2] < 0))}
     return {"sets": len(results), "matches": sum(r["matches"] for r in results), "engines": engines_out,
             "margin": margin, "per_set_payoffs": per_set}
-
-
-def _fmt(x: float | None, signed: bool = True) -> str:
-    if x is None:
-        return "-"
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
-
-
-def render(report: dict[str, Any]) -> str:
-    lines = [f"arena: {report['rules']}, {report['players']} players, options {report['options']}, "
-             f"{report['sets']} duplicate sets ({report['matches']} matches), first seed {report['seed']}, "
-             f"{report['seconds']:.1f} s", ""]
-    width = max(len(e["label"]) for e in report["engines"]) + 2
-    lines.append(f"{'engine':{width}s} {'mean payoff':>12s}  {'95% CI':>21s}  {'win rate':>9s}  {'decisions/s':>11s}")
-    for e in report["engines"]:
-        ci = f"[{_fmt(e['ci95'][0])}, {_fmt(e['ci95'][1])}]" if e["ci95"] else "-"
-        rate = f"{100 * e['win_rate']:.1f}%" if e["win_rate"] is not None else "-"
-        dps = f"{e['decisions_per_s']:.1f}" if e["decisions_per_s"] is not None else "-"
-        lines.append(f"{e['label']:{width}s} {_fmt(e['mean_payoff']):>12s}  {ci:>21s}  {rate:>9s}  {dps:>11s}")
-    m = report.get("margin")
-    if m and m["mean"] is not None:
-        ci = f"[{_fmt(m['ci95'][0])}, {_fmt(m['ci95'][1])}]" if m["ci95"] else "(no interval: one set)"
-        verdict = ("the first is stronger" if m["ci95"] and m["ci95"][0] > 0 else
-                   "the second is stronger" if m["ci95"] and m["ci95"][1] < 0 else "no significant difference")
-        lines += ["", f"margin {m['engines'][0]} - {m['engines'][1]}: {_fmt(m['mean'])} {ci}  ({verdict})"]
-    return "\n".join(lines)
-
-
-def _parse_option(text: str) -> tuple[str, Any]:
-    name, eq, value = text.partition("=")
-    if not eq:
-        raise argparse.ArgumentTypeError(f"option {text!r} is not name=value")
-    return name, _parse_value(value)
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="tilehouse arena", description="Duplicate matches between AI engines on one rule set.",
-        epilog="example: tilehouse arena tiengow --engine ismcts:iterations=1000 --engine greedy --sets 20")
-    p.add_argument("rules", choices=sorted(engine.RULES), help="rule set id")
-    p.add_argument("--engine", action="append", required=True, metavar="ID[:NAME=VALUE,...]",
-                   help=f"an engine and its parameters; repeat (engines: {', '.join(sorted(ENGINES))})")
-    p.add_argument("--players", type=int, help="number of players (default: the rule set's default)")
-    p.add_argument("--option", action="append", default=[], type=_parse_option, metavar="NAME=VALUE",
-                   help="a rule option, e.g. deals=2; repeat")
-    p.add_argument("--sets", type=int, default=20, help="duplicate sets (each played in every rotation)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the first set (set i uses seed + i)")
-    p.add_argument("--processes", type=int, default=1, help="worker processes (one set at a time each)")
-    p.add_argument("--round-robin", action="store_true",
-                   help="every pair of the engines plays --sets duplicate sets; fit openskill ratings and print "
-                        "a leaderboard (needs the agents extra: pip install 'tilehouse[agents]')")
-    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
-    p.add_argument("--out", metavar="FILE", help="also write the report as JSON to FILE")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    a = p.parse_args(argv)
-    rs = engine.get_rules(a.rules)
-    players = a.players or rs.default_players
-    options = dict(a.option)
-    try:
-        specs = tuple(Spec.parse(t) for t in a.engine)
-        rs.validate_options(options, players)
-    except (AIError, engine.BadOptions, ValueError) as e:
-        p.error(str(e))
-    if a.sets < 1 or a.processes < 1:
-        p.error("--sets and --processes must be at least 1")
-    if a.round_robin:
-        from ai import ratings
-
-        if len({s.label for s in specs}) < 2:
-            p.error("a round robin needs at least two different engines")
-        report = ratings.round_robin(a.rules, players, options, specs, a.sets, a.seed, a.processes,
-                                     progress=not a.quiet)
-        _write(report, a.out)
-        print(json.dumps(report, indent=2) if a.json else ratings.render(report))
-        return 0
-    if len(specs) > players:
-        p.error(f"{len(specs)} engines do not fit {players} seats")
-    jobs = [Job(a.rules, players, options, specs, a.seed + i) for i in range(a.sets)]
-    progress = Progress(len(jobs), sys.stderr, enabled=not a.quiet)
-    t0 = time.perf_counter()
-    results = []
-    for r in run_sets(jobs, a.processes):
-        results.append(r)
-        progress.step()
-    progress.close()
-    report = {"rules": a.rules, "players": players, "options": options, "seed": a.seed,
-              "processes": a.processes, "seconds": time.perf_counter() - t0, **summarize(results, specs)}
-    _write(report, a.out)
-    print(json.dumps(report, indent=2) if a.json else render(report))
-    return 0
-
-
-def _write(report: Mapping[str, Any], path: str | None) -> None:
-    if path:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -30,7 +30,7 @@ import redis
 from rq import SimpleWorker
 
 from bench.http import UNLIMITED, bench_redis
-from service import create_app, jobs
+from service import create_app, queues
 from service.store import Store
 
 
@@ -68,7 +68,7 @@ def per_deal(app: Any, games: int, engine_id: str) -> dict[str, Any]:
     store = Store(conn, 3600)
     assert all(store.finished([g])[g] for g in ids), "a game did not finish"
     at_end = [weigh(conn, g) for g in ids]
-    time.sleep(jobs.FINISHED_PLAY_RESULT_TTL_SECONDS + 1)
+    time.sleep(queues.FINISHED_PLAY_RESULT_TTL_SECONDS + 1)
     later = [weigh(conn, g) for g in ids]
     return {"games": games, "at_end": at_end, "after_last_job_expired": later}
 

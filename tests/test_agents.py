@@ -163,7 +163,7 @@ def test_the_base_install_neither_lists_nor_imports_the_agents_extra():
     assert not base & AGENTS_EXTRA
     assert {_name(r) for r in project["optional-dependencies"]["agents"]} == AGENTS_EXTRA
     assert {_name(r) for r in project["optional-dependencies"]["test"]} >= AGENTS_EXTRA
-    code = ("import sys, engine, ai, ai.arena, service, service.cli, bench, tilehouse, worker\n"
+    code = ("import sys, engine, ai, ai.arena, ai.arena_cli, service, service.cli, bench, tilehouse, worker\n"
             "from service import create_app\n"
             f"print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(AGENTS_EXTRA)!r})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)

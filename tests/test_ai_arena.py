@@ -12,7 +12,8 @@ import pytest
 
 import engine
 from ai import BadParams, UnknownEngine
-from ai.arena import Spec, confidence_interval, lineups, main
+from ai.arena import Spec, confidence_interval, lineups
+from ai.arena_cli import main
 from bench.ai import main as bench_main
 
 SMALL_RULES = "tiuu" if "tiuu" in engine.RULES else sorted(engine.RULES)[0]

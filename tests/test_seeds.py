@@ -14,6 +14,7 @@ from api_support import bearer, create, humans, tokens_by_seat
 from rq.job import Job
 
 import engine
+from service import keys
 from service.fairplay import seeds
 from service.store import Store
 
@@ -68,12 +69,12 @@ def test_a_throw_away_table_of_the_same_seed_resigned_at_once_reveals_no_hand_of
 def test_without_a_configured_secret_one_is_made_once_in_redis_and_shared_by_every_api_process(
         make_app, redis_conn):
     a, b = make_app(SEED_SECRET="").test_client(), make_app(SEED_SECRET="").test_client()
-    assert redis_conn.get(seeds.SECRET_KEY) is None
+    assert redis_conn.get(keys.SEED_SECRET_KEY) is None
     create(a, "tiuu", humans(2), seed=5)
-    made = redis_conn.get(seeds.SECRET_KEY)
+    made = redis_conn.get(keys.SEED_SECRET_KEY)
     assert made and len(made) == 2 * seeds.SECRET_BYTES
     create(b, "tiuu", humans(2), seed=5)
-    assert redis_conn.get(seeds.SECRET_KEY) == made
+    assert redis_conn.get(keys.SEED_SECRET_KEY) == made
 
 
 def test_an_all_ai_table_is_dealt_fresh_too_and_only_a_public_seed_is_dealt_as_given(client, redis_conn):

@@ -9,6 +9,7 @@ import time
 from api_support import create, humans
 
 from service.fairplay import streams
+from service.keys import stream_leases_key
 
 pytest_plugins = ["api_fixtures"]
 
@@ -31,7 +32,7 @@ def test_a_client_address_past_its_cap_of_open_streams_gets_a_429_until_one_clos
     assert again.status_code == 200
     for r in [*held, again]:
         r.close()
-    assert redis_conn.zcard(streams.leases_key("ip:10.0.0.1")) == 0
+    assert redis_conn.zcard(stream_leases_key("ip:10.0.0.1")) == 0
 
 
 def test_the_cap_counts_streams_of_every_api_process_of_the_address(make_app, redis_conn):
@@ -76,6 +77,6 @@ def test_the_lease_of_a_stream_that_stopped_renewing_runs_out_and_frees_its_plac
     time.sleep(0.2 * streams.LEASE_KEEPALIVES + 0.1)
     fresh = streams.admit(redis_conn, cfg, "ip:10.2.0.1")
     fresh.renew(redis_conn)
-    assert redis_conn.zcard(streams.leases_key("ip:10.2.0.1")) == 1
+    assert redis_conn.zcard(stream_leases_key("ip:10.2.0.1")) == 1
     for lease in (lost, fresh):
         lease.release(redis_conn)

@@ -11,7 +11,7 @@ the real table in the throw-away's replay.  So the seed a client sends (or the s
 
 where ``nonce`` is :data:`NONCE_BYTES` fresh random bytes drawn for this one game (never stored, never
 shown) and ``secret`` is the server's seed secret: ``TILEHOUSE_SEED_SECRET`` when set, otherwise 32 random
-bytes generated once and kept in Redis under :data:`SECRET_KEY` (``SET NX``: the first process to ask creates
+bytes generated once and kept in Redis under :data:`service.keys.SEED_SECRET_KEY` (``SET NX``: the first process to ask creates
 it, every later one reads the same).  The nonce alone makes two games of the same requested seed deal
 different tables; the secret keeps the derivation unpredictable even to someone who could guess the nonce.
 
@@ -37,8 +37,8 @@ from typing import Any
 
 import redis
 
-#: Redis key of the generated seed secret (used only when TILEHOUSE_SEED_SECRET is not set)
-SECRET_KEY = "th:seed-secret"
+from service.keys import SEED_SECRET_KEY
+
 #: bytes of a generated secret
 SECRET_BYTES = 32
 #: bytes of fresh randomness mixed into each game's effective seed
@@ -54,8 +54,8 @@ def secret(conn: redis.Redis, cfg: Mapping[str, Any]) -> bytes:
     configured = cfg.get("SEED_SECRET") or ""
     if configured:
         return str(configured).encode()
-    conn.set(SECRET_KEY, secrets.token_hex(SECRET_BYTES), nx=True)
-    stored = conn.get(SECRET_KEY)
+    conn.set(SEED_SECRET_KEY, secrets.token_hex(SECRET_BYTES), nx=True)
+    stored = conn.get(SEED_SECRET_KEY)
     if stored is None:  # deleted between the two calls: ask again
         return secret(conn, cfg)
     return stored if isinstance(stored, bytes) else str(stored).encode()

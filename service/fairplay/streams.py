@@ -31,6 +31,7 @@ from typing import Any
 
 import redis
 
+from service.keys import stream_leases_key
 from service.problems import Problem
 
 #: keep-alives a lease lasts without renewal (a stream renews it at every one)
@@ -55,10 +56,6 @@ _lock = threading.Lock()
 _open_here = 0
 
 
-def leases_key(client: str) -> str:
-    return f"th:streams:client:{client}"
-
-
 def open_here() -> int:
     """Streams this process holds now."""
     return _open_here
@@ -76,7 +73,7 @@ class Lease:
     def renew(self, conn: redis.Redis) -> None:
         if not self.released:
             now = int(time.time() * 1000)
-            conn.eval(RENEW_LUA, 1, leases_key(self.client), self.stream_id, now + self.lease_ms,
+            conn.eval(RENEW_LUA, 1, stream_leases_key(self.client), self.stream_id, now + self.lease_ms,
                       math.ceil(self.lease_ms / 1000))
 
     def release(self, conn: redis.Redis) -> None:
@@ -88,7 +85,7 @@ class Lease:
             self.released = True
             _open_here -= 1
         with contextlib.suppress(redis.RedisError):  # else the lease runs out by itself
-            conn.zrem(leases_key(self.client), self.stream_id)
+            conn.zrem(stream_leases_key(self.client), self.stream_id)
 
 
 def renewing(conn: redis.Redis, lease: Lease, body: Iterator[str], every: float) -> Iterator[str]:
@@ -123,7 +120,7 @@ def admit(conn: redis.Redis, cfg: Mapping[str, Any], client: str) -> Lease:
     try:
         now = int(time.time() * 1000)
         cap = int(cfg["STREAMS_PER_CLIENT"])
-        admitted = conn.eval(ADMIT_LUA, 1, leases_key(client), cap, lease.stream_id, now, now + lease.lease_ms,
+        admitted = conn.eval(ADMIT_LUA, 1, stream_leases_key(client), cap, lease.stream_id, now, now + lease.lease_ms,
                              math.ceil(lease.lease_ms / 1000))
     except BaseException:
         lease.release(conn)
