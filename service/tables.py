@@ -147,6 +147,8 @@ def _store_new(ctx: Context, client: str, game_id: str, build: Callable[[], tupl
     live_games.admit_game(ctx.conn, ctx.cfg, client, game_id)
     try:
         doc, hashes = build()
+        # whose AI work the game's AI seats are (service.fairplay.ai_share): the creator's address
+        doc["creator"] = client
         game = ctx.store.create(game_id, doc, hashes, live_index=client_games_key(client))
     except BaseException:
         discard(ctx, client, game_id)
@@ -328,19 +330,20 @@ def time_out(ctx: Context, game_id: str, version: int) -> dict[str, Any]:
 
 
 def suggest(ctx: Context, game: Game, seat: int, engine_id: str, params: dict[str, Any], workers: int,
-            seed: int | None, version: int | None, client: str) -> Job:
-    """Queue a move suggestion for ``seat``, the seat to move, charged to the AI budgets of the game and of
-    ``client`` (``BudgetSpent`` when either cannot pay; nothing is queued then).  Changes no table."""
+            seed: int | None, version: int | None, client: str, address: str | None = None) -> Job:
+    """Queue a move suggestion for ``seat``, the seat to move, charged to the AI budgets of the game, of
+    ``client`` (the token) and of ``address`` (``BudgetSpent`` when one cannot pay; nothing is queued then),
+    and queued in ``address``'s share of the AI work (service.fairplay.ai_share).  Changes no table."""
     if version is not None and version != game.version:
         raise VersionConflict(version, game.version)
     if game.waiting:
         raise NotStarted(game.open_seats)
     if game.state.to_move != seat:
         raise NotYourTurn(seat, game.state.to_move)
-    charged = budget.charge(ctx.conn, ctx.cfg, game.id, client, params, workers)
+    charged = budget.charge(ctx.conn, ctx.cfg, game.id, client, params, workers, address=address)
     seed = seeds.new_seed() if seed is None else seed
     return queues.enqueue_suggestion(ctx.conn, game, seat, engine_id, params, workers, seed, ctx.request_id,
-                                     cfg=ctx.cfg, charged=charged)
+                                     cfg=ctx.cfg, charged=charged, share=address or client)
 
 
 # --------------------------------------------------------------------------- seats and the end

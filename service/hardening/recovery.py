@@ -71,6 +71,7 @@ recovered too), B is two seconds sooner when someone is watching and costs nothi
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
@@ -313,4 +314,8 @@ def delete_jobs(conn: redis.Redis, job_ids: list[str]) -> None:
                     job.started_job_registry.remove_execution(execution, pipeline=pipe)
                     pipe.zrem(registry.key, execution.id)
                 pipe.execute()
+        # a job of another game may wait on this one (service.fairplay.ai_share: a client's AI jobs form one
+        # chain): it is released now, as if this one had ended
+        with contextlib.suppress(redis.RedisError, NoSuchJobError):
+            Queue(job.origin, connection=conn).enqueue_dependents(job, refresh_job_status=False)
         job.delete()
