@@ -54,8 +54,11 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
         job.meta["engine"] = engine_id
         job.save_meta()
 
+    def searched(elapsed_ms: float) -> None:
+        budget.refund_unused(job.connection, job.meta.get("budget"), elapsed_ms)
+
     ctx = _context(job)
-    result = tables.ai_turn(ctx, game_id, version, attempt, started)
+    result = tables.ai_turn(ctx, game_id, version, attempt, started, searched)
     if result["version"] is None:
         return _gone(job, result)
     if result["outcome"] == "played":

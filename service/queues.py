@@ -113,17 +113,20 @@ def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id
         return None
     cfg = cfg or settings()
     creator = ai_share.creator_of(game.doc, game.id)
-    cheap = False
     seat = game.state.to_move
     assert seat is not None  # ai_to_move
-    if attempt == 0 and not budget.charge_play(conn, cfg, creator, game.seat_meta(seat).get("params") or {}):
-        attempt, cheap = GREEDY_ATTEMPT, True  # the creator's AI budget of this minute is spent
+    steps = [attempt, GREEDY_ATTEMPT] if attempt == 0 else [attempt]
+    if any(Job.exists(play_attempt_job_id(game.id, game.version, a), connection=conn) for a in steps):
+        return None  # queued already (another web process, the watchdog)
+    cheap, charged = False, None
+    if attempt == 0:
+        charged = budget.charge_play(conn, cfg, creator, game.seat_meta(seat).get("params") or {})
+        if charged is None:
+            attempt, cheap = GREEDY_ATTEMPT, True  # the creator's AI budget of this minute is spent
     job_id = play_attempt_job_id(game.id, game.version, attempt)
     timeout = cfg["AI_JOB_TIMEOUT_SECONDS"] if attempt < 2 else min(cfg["AI_JOB_TIMEOUT_SECONDS"],
                                                                     FALLBACK_TIMEOUT_SECONDS)
     queue = Queue(PLAY, connection=conn)
-    if Job.exists(job_id, connection=conn):  # queued already (another web process, the watchdog)
-        return None
     after = ai_share.link(conn, cfg, creator, job_id)
     try:
         # RQ refuses unique=True with a dependency; the check above and the job's own version check (a
@@ -133,7 +136,7 @@ def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id
             result_ttl=cfg["JOB_RESULT_TTL_SECONDS"], failure_ttl=cfg["JOB_FAILURE_TTL_SECONDS"],
             on_failure=Callback(ON_PLAY_FAILURE), depends_on=after,
             meta={"kind": "play", "game": game.id, "version": game.version, "attempt": attempt,
-                  "request_id": request_id})
+                  "request_id": request_id, "budget": charged})
     except DuplicateJobError:  # someone (another web process, the watchdog) queued this very job already
         return None
     store = Store(conn, cfg["GAME_TTL_SECONDS"])

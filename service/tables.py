@@ -258,9 +258,11 @@ def play(ctx: Context, game_id: str, seat: int, spec: str | Mapping[str, Any], v
 
 
 def ai_turn(ctx: Context, game_id: str, version: int, attempt: int = 0,
-            started: Callable[[str], None] | None = None) -> dict[str, Any]:
+            started: Callable[[str], None] | None = None,
+            searched: Callable[[float], None] | None = None) -> dict[str, Any]:
     """The AI seat to move at ``version`` moves (``attempt``: the step of the fallback chain,
-    :data:`service.queues.CHAIN`); ``started(engine id)`` is told the engine before it searches.  Answers
+    :data:`service.queues.CHAIN`); ``started(engine id)`` is told the engine before it searches,
+    ``searched(milliseconds)`` how long the search took (the AI budget gives back the rest).  Answers
     ``{"outcome": "played" | "stale", "version", "engine"}`` -- never the move or the search statistics,
     which could show the AI seat's hidden tiles."""
     try:
@@ -275,6 +277,8 @@ def ai_turn(ctx: Context, game_id: str, version: int, attempt: int = 0,
         started(engine_id)
     decision = ai.decide(engine_id, game.state, seat, params,
                          queues.derive_seed(queues.engine_seed(game), version, attempt))
+    if searched is not None:
+        searched(float((decision.stats or {}).get("elapsed_ms", 0)))
     try:
         after, _ = play(ctx, game_id, seat, decision.move.id, version, game)
     except (VersionConflict, NotYourTurn, GameNotFound):

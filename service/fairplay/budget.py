@@ -19,7 +19,8 @@ the CPU really spent; a give-back never makes a key that has expired meanwhile.
 
 AI seats' searches count against their creator like suggestions: each play job is charged, when it is
 queued, its seat's most (``time_ms``, or the nominal cost) to the budget of the address that created the
-game (:func:`charge_play`), the budget that address's suggestions draw on.  A play job is never refused --
+game (:func:`charge_play`), the budget that address's suggestions draw on, and gives back what its search
+did not use when it ends.  A play job is never refused --
 that would stall the game -- but when the budget cannot pay, the seat moves with the cheap fallback engine
 (greedy) until the next minute.  So one address's 20 all-AI games at the largest budgets get the CPU of
 one budget, not twenty.
@@ -93,14 +94,18 @@ def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str,
 
 
 def charge_play(conn: redis.Redis, cfg: Mapping[str, Any], creator: str, params: Mapping[str, Any],
-                now: float | None = None) -> bool:
+                now: float | None = None) -> dict[str, Any] | None:
     """Charge one AI seat's search (``params``) to its creator's budget of this minute, the budget its
-    suggestions draw on too.  False when the budget cannot pay: the seat then moves with the cheap fallback
-    engine (``service.queues.schedule_play``), so the game goes on and costs its creator next to nothing."""
+    suggestions draw on too: what the play job may give back (for its meta, as a suggestion's part), or
+    None when the budget cannot pay -- the seat then moves with the cheap fallback engine
+    (``service.queues.schedule_play``), so the game goes on and costs its creator next to nothing."""
     now = time.time() if now is None else now
     key = budget_client_key(creator, int(now // 60))
     limit = int(cfg["AI_CPU_MS_PER_MINUTE_PER_CLIENT"])
-    return conn.eval(CHARGE_LUA, 1, key, part_cost_ms(params), limit, KEY_TTL_SECONDS) != -1
+    cost = part_cost_ms(params)
+    if conn.eval(CHARGE_LUA, 1, key, cost, limit, KEY_TTL_SECONDS) == -1:
+        return None
+    return {"keys": [key], "part_ms": cost}
 
 
 def refund_unused(conn: redis.Redis, charged: Mapping[str, Any] | None, used_ms: float) -> None:
