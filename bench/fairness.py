@@ -48,7 +48,10 @@ from service import config, keys
 from service.redis_local import free_port
 
 LAYOUTS = {"reserved": [["--queues", "play", "--no-scheduler"], ["--no-scheduler"]],
-           "shared": [["--no-scheduler"], ["--no-scheduler"]]}
+           "shared": [["--no-scheduler"], ["--no-scheduler"]],
+           # the AI seats' worker serves play first, then suggestions (each client has one AI job in the
+           # queues at most, so it can no longer be held up by a client's flood)
+           "play-first": [["--queues", "play,suggest", "--no-scheduler"], ["--no-scheduler"]]}
 AI_SEATS = [{"kind": "ai", "engine": "ismcts", "params": {"iterations": 30}}, {"kind": "ai", "engine": "greedy"},
             {"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "greedy"}]
 
@@ -194,15 +197,13 @@ def _attacker(port: int, stop: threading.Event, counts: dict[str, int]) -> None:
     big = {"iterations": cfg["AI_MAX_ITERATIONS"], "time_ms": cfg["AI_MAX_TIME_MS"]}
     conn = _from(ATTACKER, port)
     for _ in range(20):
-        status, created = _request(conn, "POST", "/v1/games", {"rules": "tiengow", "seats": [
+        status, _ = _request(conn, "POST", "/v1/games", {"rules": "tiengow", "seats": [
             {"kind": "ai", "engine": "ismcts", "params": big}] * 4})
         counts[f"create {status}"] = counts.get(f"create {status}", 0) + 1
     helper = _from(HELPER, port)
-    tables = []
-    for _ in range(3):
-        status, created = _request(helper, "POST", "/v1/games", {"rules": "tiengow", "seats": [{"kind": "human"}] * 4})
-        tables.append(created)
-    tokens = [(t["game"]["id"], s["token"]) for t in tables for s in t["seats"]][:10]
+    tokens = []
+    for i in range(10):  # the token of the seat to move at each of ten tables: a suggestion is its to ask
+        tokens.append(_human_game(helper, "tiengow", 100 + i))
     body = {"engine": "ismcts", "workers": cfg["AI_MAX_WORKERS"], "params": big}
 
     def flood(gid: str, token: str) -> None:
@@ -222,12 +223,12 @@ def _attacker(port: int, stop: threading.Event, counts: dict[str, int]) -> None:
         t.join()
 
 
-def run_attack(seconds: float, redis_url: str) -> dict[str, Any]:
+def run_attack(seconds: float, redis_url: str, layout: str = "reserved") -> dict[str, Any]:
     rconn = redis.Redis.from_url(redis_url)
     rconn.flushdb()
     port = free_port()
     env = {**DEFAULT_LIMITS, "TILEHOUSE_GAMES_PER_MINUTE": "1000"}
-    with _processes(redis_url, port, ai_workers=2, extra_env=env, worker_args=LAYOUTS["reserved"]):
+    with _processes(redis_url, port, ai_workers=2, extra_env=env, worker_args=LAYOUTS[layout]):
         unloaded = _bystander(port, seconds)
         stop = threading.Event()
         counts: dict[str, int] = {}
@@ -238,7 +239,7 @@ def run_attack(seconds: float, redis_url: str) -> dict[str, Any]:
         stop.set()
         attacker.join(timeout=60)
     rconn.flushdb()
-    return {"unloaded": unloaded, "attacked": loaded, "attack_requests": dict(sorted(counts.items())),
+    return {"layout": layout, "unloaded": unloaded, "attacked": loaded, "attack_requests": dict(sorted(counts.items())),
             "moves_kept": round(loaded["moves_per_minute"] / max(0.1, unloaded["moves_per_minute"]), 3),
             "load": os.getloadavg()}
 
@@ -258,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if args.attack:
         with bench_redis(args.redis_url) as url:
-            report = run_attack(args.seconds, url)
+            report = run_attack(args.seconds, url, args.layouts.split(",")[0] if args.layouts != "reserved,shared"
+                                else "reserved")
         if args.json:
             print(json.dumps(report, indent=2))
             return 0
@@ -270,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['suggestion_p50_s']} s, slowest {r['suggestion_max_s']} s, {r['unanswered']} unanswered "
                   f"in 30 s (target: every one within 5 s)")
         print(f"attacker (one address, 20 all-AI games at the largest budgets, 10 tokens flooding): "
-              f"{report['attack_requests']}; {args.seconds:g} s per phase; load "
+              f"{report['attack_requests']}; layout {report['layout']}; {args.seconds:g} s per phase; load "
               f"{' '.join(f'{x:.2f}' for x in report['load'])}")
         return 0
     layouts = [name for name in args.layouts.split(",") if name]

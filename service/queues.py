@@ -191,6 +191,8 @@ def ensure_ai_progress(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | N
         # its worker died: RQ's abandoned-job handling runs the failure callback, which queues the next step
         recovery.fail_over(conn, job)
         return True
+    if status == JobStatus.DEFERRED:
+        return ai_share.release_if_orphaned(conn, job)  # waits in its creator's chain, unless orphaned
     attempt = next((i for i, (suffix, _) in enumerate(CHAIN) if suffix and game.ai_job.endswith(suffix)), 0)
     if status is None:
         return schedule_play(conn, game, attempt=attempt, cfg=cfg) is not None

@@ -83,3 +83,12 @@ def test_deleting_a_game_releases_the_next_ai_job_of_its_creator(app, client, re
     assert client.delete(f"/v1/games/{first}", headers=bearer(admin)).status_code == 204
     assert _status(redis_conn, play_job_id(second, 0)) == JobStatus.QUEUED
     assert Queue("play", connection=redis_conn).job_ids == [play_job_id(second, 0)]
+
+
+def test_a_job_left_deferred_behind_a_job_that_vanished_is_queued_by_the_watchdog(app, client, redis_conn):
+    first = _ai_game(client, "10.7.0.1")
+    second = _ai_game(client, "10.7.0.1")
+    assert _status(redis_conn, play_job_id(second, 0)) == JobStatus.DEFERRED
+    redis_conn.delete(f"rq:job:{play_job_id(first, 0)}")  # lost without releasing what waits on it
+    assert client.get(f"/v1/games/{second}").status_code == 200  # the view's watchdog looks at its AI job
+    assert _status(redis_conn, play_job_id(second, 0)) == JobStatus.QUEUED

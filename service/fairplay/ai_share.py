@@ -27,8 +27,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import redis
+from rq import Queue
 from rq.exceptions import NoSuchJobError
 from rq.job import Dependency, Job, JobStatus
+from rq.registry import DeferredJobRegistry
 
 from service.keys import ai_share_key
 
@@ -53,6 +55,29 @@ def link(conn: redis.Redis, cfg: Mapping[str, Any], client: str, job_id: str) ->
     if status is None or status in _OVER:
         return None
     return Dependency(jobs=[prev_id], allow_failure=True)
+
+
+def release_if_orphaned(conn: redis.Redis, job: Job) -> bool:
+    """Queue ``job`` now if it is deferred but nothing it waits for is still waiting or running (its
+    dependency ended, or is gone, without releasing it): the watchdog's guard that a chain never stalls.
+    True when it queued the job."""
+    if job.get_status(refresh=False) != JobStatus.DEFERRED:
+        return False
+    for dep_id in job.dependency_ids:
+        try:
+            status = Job.fetch(dep_id, connection=conn).get_status()
+        except NoSuchJobError:
+            continue
+        if status is not None and status not in _OVER:
+            return False
+    # RQ re-checks a job's dependencies when it is queued (a vanished one counts as pending) and queues
+    # only a job that is not deferred: drop them, and take it out of the deferred registry
+    conn.delete(job.dependencies_key)
+    job._dependency_ids = []
+    DeferredJobRegistry(job.origin, connection=conn).remove(job)
+    job.set_status(JobStatus.QUEUED)
+    Queue(job.origin, connection=conn).enqueue_job(job)
+    return True
 
 
 def creator_of(doc: Mapping[str, Any], game_id: str) -> str:
