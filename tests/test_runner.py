@@ -256,8 +256,9 @@ def test_serve_plays_ai_seats_and_counts_them_in_metrics_with_request_ids(serve_
     # the AI job queued by the creating request carries its request id to the worker
     (redis_line,) = [line for line in lines if line.get("msg", "").startswith("redis:")]
     conn = redis.Redis.from_url(redis_line["msg"].split(" at ")[1].split(",")[0])
-    first_job = rq.job.Job.fetch(f"play-{body['game']['id']}-0", connection=conn)
-    assert first_job.meta["request_id"] == "e2e-create"
+    # (the game keeps the records of its last AI moves only: the worker's lines show the first job's)
+    assert any(line.get("request_id") == "e2e-create" and str(line.get("job_id", "")).startswith("play-")
+               for line in lines)
     # two workers: the first reserved for AI seats' moves (issue 16), the other suggestions first
     assert {"worker-1-play", "worker-2"} <= set(s.pids())
     assert sorted(tuple(w.queue_names()) for w in rq.Worker.all(connection=conn)) == [

@@ -42,7 +42,7 @@ def guard() -> None:
     token: str = current_app.config["METRICS_TOKEN"]
     on_metrics_listener = port is not None and request.environ.get("SERVER_PORT") == port
     endpoint = request.endpoint
-    if endpoint == "metrics":
+    if endpoint == "metrics" and request.method != "OPTIONS":  # a CORS preflight carries and shows nothing
         if (port is not None and not on_metrics_listener) or (port is None and not token):
             raise Problem(404, f"no resource at {request.path}")
         if token:
