@@ -83,7 +83,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from ai import Decision, Engine, Param, Preset
 from ai.greedy import heuristic, heuristics_for
@@ -144,19 +144,24 @@ Rollout = Callable[[State, random.Random], None]
 Hidden = Callable[[State, list[Move], random.Random], Move]
 #: another seat's node in one call: the distinct observation keys of its moves and the move played for each
 Observe = Callable[[State], tuple[list[int], list[Move]]]
+#: a sampler of the worlds a search plays in, one per call (default: ``root.determinizer(seat)``)
+Worlds = Callable[[random.Random], State]
 
 
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
            policy: Policy | None, rng: random.Random,
            rollout: Rollout | None = None, hidden: Hidden | None = None,
-           observe: Observe | None = None) -> tuple[Tree, int, float, float, float]:
+           observe: Observe | None = None,
+           worlds: Worlds | None = None) -> tuple[Tree, int, float, float, float]:
     """Run SO-ISMCTS from ``root`` for ``seat``; returns ``(tree, iterations done, elapsed seconds, lo,
     hi)`` where ``lo``/``hi`` are the reward bounds of the min-max scaling.  ``policy`` is the playout
     policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
     in one call (the heuristics' fast path, with the same moves and draws); ``hidden`` models which of
     several moves that look the same to ``seat`` another seat plays (``_with_observation``); ``observe``,
     when given, is the fast path of another seat's node with that ``hidden`` (its distinct observation keys
-    and the move played for each, in one call), used only for a rule set that hides moves."""
+    and the move played for each, in one call), used only for a rule set that hides moves.  ``worlds``, when
+    given, samples the worlds instead of ``root.determinizer(seat)`` (a sampler weighted by inference, or
+    the reference engine's true state)."""
     tree = Tree()
     kids = tree.kids
     visits = tree.visits
@@ -171,7 +176,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     # each are a measurable share of an iteration (issue 14)
     getrandbits = rng.getrandbits
     # the root's information set, sampled once per iteration (``State.determinizer``)
-    determinize = root.determinizer(seat)
+    determinize = worlds if worlds is not None else root.determinizer(seat)
     #: whether any move of this rule set can look like another to a seat (``State.hides_moves``)
     hides = root.hides_moves
     # the protocol's own ``observed_keys`` is spelled out in the loop (a method call fewer per tree level)
@@ -350,7 +355,8 @@ _NO_DRAWS = _NoDraws(0)
 
 def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int, time_ms: float,
                   policy: Policy | None, rng: random.Random, rollout: Rollout | None = None,
-                  rollout_draws: bool = True) -> tuple[list[int], list[float], int, int, float, float, float]:
+                  rollout_draws: bool = True,
+                  worlds: Worlds | None = None) -> tuple[list[int], list[float], int, int, float, float, float]:
     """The paired root of a rule set that opts in (``ai.heuristics.<rules>.distinct``; issue 13): sequential
     halving over ``moves`` (the root's strategically distinct moves) with *common determinizations*.  Each
     round samples worlds of ``seat``'s information set (``root.determinize``) and plays every surviving
@@ -370,14 +376,14 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
 
     Returns ``(visits, totals, winner, playouts done, elapsed seconds, lo, hi)``: per move, the playouts it
     got and the sum of ``seat``'s payoff changes; the winner is the survivor with the best mean (ties:
-    legal order); ``lo``/``hi`` bound every seat's change seen."""
+    legal order); ``lo``/``hi`` bound every seat's change seen.  ``worlds``: as for ``search``."""
     clock = time.perf_counter
     t0 = clock()
     deadline = t0 + time_ms / 1000.0
     visits = [0] * len(moves)
     totals = [0.0] * len(moves)
     alive = list(range(len(moves)))
-    determinize = root.determinizer(seat)
+    determinize = worlds if worlds is not None else root.determinizer(seat)
     base = root.running_payoffs()  # public: the same in every sampled world
     done = 0
     lo = math.inf
@@ -494,11 +500,16 @@ class IsmctsEngine(Engine):
     )
 
     #: strengths by search budget; the time limit only guards a slow machine
-    presets = (
+    presets: ClassVar[tuple[Preset, ...]] = (
         Preset("quick", "Quick (200 iterations)", {"iterations": 200, "time_ms": 3000}),
         Preset("standard", "Standard (1,000 iterations)", {"iterations": 1000, "time_ms": 8000}, default=True),
         Preset("strong", "Strong (5,000 iterations)", {"iterations": 5000, "time_ms": 10000}),
     )
+
+    def worlds(self, state: State, seat: Seat, params: dict[str, Any]) -> Worlds | None:
+        """The sampler of the worlds the search plays in; ``None``: the information set's own
+        (``state.determinizer(seat)``, uniform over what ``seat`` cannot tell apart)."""
+        return None
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         moves = state.legal_moves()
@@ -519,7 +530,8 @@ class IsmctsEngine(Engine):
             if hidden is not None and state.hides_moves else None
         tree, done, elapsed, lo, hi = search(
             state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
-            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe)
+            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe,
+            worlds=self.worlds(state, seat, params))
         candidates = root_statistics(tree, moves, lo, hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
@@ -541,7 +553,8 @@ class IsmctsEngine(Engine):
         module = heuristics_for(state.rules.id)
         visits, totals, winner, done, elapsed, lo, hi = paired_search(
             state, seat, reps, iterations=params["iterations"], time_ms=params["time_ms"], policy=policy,
-            rng=rng, rollout=rollout, rollout_draws=getattr(module, "ROLLOUT_DRAWS", True))
+            rng=rng, rollout=rollout, rollout_draws=getattr(module, "ROLLOUT_DRAWS", True),
+            worlds=self.worlds(state, seat, params))
         span = hi - lo
         by_id = {m.id: i for i, m in enumerate(reps)}
         out: list[tuple[int, int, float, int, dict[str, Any]]] = []
