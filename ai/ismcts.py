@@ -85,7 +85,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, cast
 
-from ai import Decision, Engine, Param, Preset
+from ai import Decision, Engine, Param, Preset, inference
 from ai.greedy import heuristic, heuristics_for
 from ai.heuristics import play_to_deal_end
 from engine.game import Move, Seat, State
@@ -497,6 +497,15 @@ class IsmctsEngine(Engine):
               "playout policy, ai.heuristics.<rules>.playout) or 'greedy' (every seat plays the greedy engine's "
               "one-ply heuristic: slower per iteration, much better informed); random where a rule set has "
               "no heuristics", choices=("random", "heuristic", "greedy")),
+        Param("inference", bool, False, "weight the sampled worlds by how likely each makes the other seats' "
+              "moves in this deal under a greedy opponent model (ai.inference; rule sets with a replay only, "
+              "today tiengow); its cost is paid inside time_ms"),
+        Param("inference_worlds", int, 1, "candidate worlds the inference weighs by the other seats' moves "
+              "(importance resampling); 1: none, every sampled world only arranged as the opponent model plays "
+              "(Tien Gow: face-down discards are the weakest tiles)",
+              minimum=1, maximum=10_000),
+        Param("inference_eps", float, 0.5, "the opponent model's noise: the chance that another seat plays "
+              "a uniformly random legal move instead of the greedy one", minimum=0.001, maximum=1.0),
     )
 
     #: strengths by search budget; the time limit only guards a slow machine
@@ -506,10 +515,24 @@ class IsmctsEngine(Engine):
         Preset("strong", "Strong (5,000 iterations)", {"iterations": 5000, "time_ms": 10000}),
     )
 
-    def worlds(self, state: State, seat: Seat, params: dict[str, Any]) -> Worlds | None:
-        """The sampler of the worlds the search plays in; ``None``: the information set's own
-        (``state.determinizer(seat)``, uniform over what ``seat`` cannot tell apart)."""
-        return None
+    def worlds(self, state: State, seat: Seat, params: dict[str, Any],
+               rng: random.Random) -> tuple[Worlds | None, dict[str, float] | None]:
+        """The sampler of the worlds the search plays in and its statistics; ``None``: the information set's
+        own (``state.determinizer(seat)``, uniform over what ``seat`` cannot tell apart).  With
+        ``inference``, ``ai.inference.sampler``: the worlds weighted by the other seats' moves."""
+        if not params["inference"]:
+            return None, None
+        made = inference.sampler(state, seat, params["inference_worlds"], params["inference_eps"], rng)
+        return (None, None) if made is None else made
+
+    def _budget(self, state: State, seat: Seat, params: dict[str, Any],
+                rng: random.Random) -> tuple[Worlds | None, float, dict[str, Any]]:
+        """The worlds' sampler, the time left for the search once it is built (its statistics'
+        ``elapsed_ms``), and the statistics to add."""
+        worlds, inferred = self.worlds(state, seat, params, rng)
+        if inferred is None:
+            return worlds, params["time_ms"], {}
+        return worlds, max(1.0, params["time_ms"] - inferred["elapsed_ms"]), {"inference": inferred}
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         moves = state.legal_moves()
@@ -528,15 +551,15 @@ class IsmctsEngine(Engine):
         # another seat's node in one call: only with the hidden model it was written for, where moves hide
         observe = cast("Observe | None", heuristic(state.rules.id, "observe")) \
             if hidden is not None and state.hides_moves else None
+        worlds, time_ms, extra = self._budget(state, seat, params, rng)
         tree, done, elapsed, lo, hi = search(
-            state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
-            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe,
-            worlds=self.worlds(state, seat, params))
+            state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"],
+            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe, worlds=worlds)
         candidates = root_statistics(tree, moves, lo, hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
         stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
-                 "candidates": candidates}
+                 "candidates": candidates, **extra}
         return Decision(best, stats, tuple(moves))
 
     def _paired(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
@@ -551,10 +574,10 @@ class IsmctsEngine(Engine):
                                                      for m in sorted(moves, key=lambda m: m is not reps[0])]},
                             tuple(moves))
         module = heuristics_for(state.rules.id)
+        worlds, time_ms, extra = self._budget(state, seat, params, rng)
         visits, totals, winner, done, elapsed, lo, hi = paired_search(
-            state, seat, reps, iterations=params["iterations"], time_ms=params["time_ms"], policy=policy,
-            rng=rng, rollout=rollout, rollout_draws=getattr(module, "ROLLOUT_DRAWS", True),
-            worlds=self.worlds(state, seat, params))
+            state, seat, reps, iterations=params["iterations"], time_ms=time_ms, policy=policy,
+            rng=rng, rollout=rollout, rollout_draws=getattr(module, "ROLLOUT_DRAWS", True), worlds=worlds)
         span = hi - lo
         by_id = {m.id: i for i, m in enumerate(reps)}
         out: list[tuple[int, int, float, int, dict[str, Any]]] = []
@@ -568,5 +591,5 @@ class IsmctsEngine(Engine):
                         {"move": m.id, "visits": n, "mean_reward": mean}))
         out.sort(key=lambda t: t[:4])
         stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
-                 "search": "paired", "candidates": [t[4] for t in out]}
+                 "search": "paired", "candidates": [t[4] for t in out], **extra}
         return Decision(reps[winner], stats, tuple(moves))

@@ -13,6 +13,7 @@ It is a reference engine (``ai.REFERENCE_ENGINES``): no server lists or runs it,
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar
 
 from ai import Preset
@@ -26,6 +27,7 @@ class PerfectEngine(IsmctsEngine):
                    "the stock), to measure what hidden information costs. Never served.")
     presets: ClassVar[tuple[Preset, ...]] = ()
 
-    def worlds(self, state: State, seat: Seat, params: dict[str, Any]) -> Worlds:
+    def worlds(self, state: State, seat: Seat, params: dict[str, Any],
+               rng: random.Random) -> tuple[Worlds, None]:
         # ``state`` is the true state (``ai.decide_on_true_state``): every iteration plays in a copy of it
-        return lambda rng: state.clone()
+        return (lambda r: state.clone()), None

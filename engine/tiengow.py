@@ -875,6 +875,30 @@ class TienGowState(State):
 
         return deal
 
+    def rearranged(self, hands: Sequence[tuple[Face, ...]], face_down: Sequence[tuple[Face, ...]]) -> TienGowState:
+        """A copy with other ``hands`` and other tiles in the face-down plays of this deal (``face_down``: one
+        sorted tuple per face-down play, in the order they were played, each of the same size as the play):
+        what a search's inference needs to place hidden tiles where its model of the players puts them.
+        Everything public stays as it is; the caller keeps the tiles a multiset of the set."""
+        w = self.clone()
+        w.hands = [tuple(h) for h in hands]
+        slots = iter(face_down)
+
+        def redeal(ps: tuple[Play, ...]) -> tuple[Play, ...]:
+            out = []
+            for p, up, f in ps:
+                if not up:
+                    g = next(slots)
+                    if len(g) != len(f):
+                        raise ValueError("a face-down play keeps its number of tiles")
+                    f = g
+                out.append((p, up, f))
+            return tuple(out)
+
+        w.tricks = tuple((ld, wn, redeal(ps)) for ld, wn, ps in self.tricks)
+        w.cur = redeal(self.cur)
+        return w
+
     # ------------------------------------------------------------------ scoring
 
     @property
