@@ -1,6 +1,6 @@
 """``tilehouse worker`` / ``python worker.py``: one RQ worker on the ``suggest`` queue, then ``play``.
 
-``--queues play`` makes a worker reserved for AI seats (issue 16): a flood of suggestions fills only the
+``--queues play`` makes a worker reserved for AI seats: a flood of suggestions fills only the
 ``suggest`` queue, which that worker never serves, so an AI seat's move waits at most for the play jobs
 ahead of it.  ``tilehouse serve --workers N`` (N >= 2) and docker-compose.yml start one such worker.
 Every log line a worker writes about a job carries the job's ``job_id`` and the ``request_id`` of the
@@ -16,7 +16,7 @@ that raises does not hurt the worker; what ``SimpleWorker`` gives up is isolatio
 the interpreter or leaks memory -- the engines are pure Python with no native code, and a supervisor
 (``tilehouse serve``, compose's restart policy) restarts a dead worker.  A killed worker's job is failed
 over within seconds by the other workers (``service.hardening.recovery.RecoveringWorker``, a
-``SimpleWorker`` that beats the job's heartbeat while it runs; issue 15).  ``--fork`` restores the forking
+``SimpleWorker`` that beats the job's heartbeat while it runs).  ``--fork`` restores the forking
 worker.
 """
 
@@ -33,8 +33,9 @@ from rq.worker import BaseWorker
 import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
-from service import config, jobs, observability
+from service import config, jobs, observability  # noqa: F401 - jobs: the job functions, imported once
 from service.hardening.recovery import RecoveringWorker, quiet_maintenance_logs, worker_options
+from service.queues import QUEUE_ORDER
 
 
 # MEASURED (2026-11-30, this 2-core shared machine): 60 suggestion jobs (ismcts, 1 iteration, Tien Gow
@@ -61,9 +62,9 @@ WORKER_CLASS: type[BaseWorker] = TilehouseWorker
 def queue_names(spec: str) -> list[str]:
     """``"suggest,play"`` -> the queues in the order given; only tilehouse's queues."""
     names = [n.strip() for n in spec.split(",") if n.strip()]
-    unknown = sorted(set(names) - set(jobs.QUEUE_ORDER))
+    unknown = sorted(set(names) - set(QUEUE_ORDER))
     if not names or unknown or len(set(names)) != len(names):
-        raise ValueError(f"--queues takes a comma-separated list of {', '.join(jobs.QUEUE_ORDER)}, not {spec!r}")
+        raise ValueError(f"--queues takes a comma-separated list of {', '.join(QUEUE_ORDER)}, not {spec!r}")
     return names
 
 
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--burst", action="store_true", help="exit when the queues are empty")
     p.add_argument("--name", default=None, help="worker name (default: RQ's)")
     p.add_argument("--fork", action="store_true", help="fork a work horse per job (RQ's Worker)")
-    p.add_argument("--queues", default=",".join(jobs.QUEUE_ORDER),
+    p.add_argument("--queues", default=",".join(QUEUE_ORDER),
                    help="queues to serve, in order (default: suggest,play; 'play' alone is a worker reserved "
                         "for AI seats, which suggestions can never hold up)")
     p.add_argument("--no-scheduler", action="store_true",
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     # RQ's three lines per maintenance round (every WORKER_MAINTENANCE_SECONDS) only at DEBUG
     quiet_maintenance_logs()
     # the engines' tables are built (imported above): freeze them and keep full collections out of the
-    # searches (issue 17)
+    # searches
     settle_gc()
     conn = redis.Redis.from_url(url)
     queues = [observability.TracingQueue(name, connection=conn) for name in names]

@@ -35,7 +35,7 @@ from rq.job import Job
 from rq.registry import FinishedJobRegistry, StartedJobRegistry
 
 from bench.http import _human_game, _percentile, _processes, _request, bench_redis
-from service import config
+from service import config, keys
 from service.redis_local import free_port
 
 LAYOUTS = {"reserved": [["--queues", "play", "--no-scheduler"], ["--no-scheduler"]],
@@ -117,7 +117,7 @@ def run_once(layout: str, seconds: float, games: int, depth: int, redis_url: str
         keeper.join()
         flooder.join()
         waits = _play_waits(rconn, since)
-        suggestions_done = rconn.hget("tilehouse:metrics:ai_jobs", "ismcts|suggested")
+        suggestions_done = rconn.hget(keys.AI_JOBS_METRIC_KEY, "ismcts|suggested")
     rconn.flushdb()
     rconn.close()
     if not waits:

@@ -1,13 +1,14 @@
-"""The Flask application factory (shared/ARCHITECTURE.md "The service"; Flask's ``flaskr`` pattern).
+"""The Flask application factory (Flask's ``flaskr`` pattern).
 
 ``create_app(config)`` reads the configuration (defaults, ``TILEHOUSE_*`` environment, then ``config``),
 creates the shared clients once -- the Redis client in ``app.extensions["redis"]`` (and the one whose
 connections the push streams' subscriptions hold, ``app.extensions["redis_streams"]``), the RQ queues in
 ``app.extensions["queues"]`` (``{"suggest": Queue, "play": Queue}``), the game store in
-``app.extensions["store"]`` -- registers one blueprint per resource and the web client's (``service.web``,
-issue 12), the one problem-document error handler, ``/openapi.yaml``, the operations layer (request ids, JSON logs, metrics, health checks), and CORS.
+``app.extensions["store"]`` -- registers one blueprint per resource and the web client's (``service.web``),
+the one problem-document error handler, ``/openapi.yaml``, the operations layer (request ids, JSON logs,
+metrics, health checks), and CORS.
 
-CORS (issue 11) is flask-cors on every route, /healthz, /readyz, /metrics and /openapi.yaml included (a
+CORS is flask-cors on every route, /healthz, /readyz, /metrics and /openapi.yaml included (a
 status page or an API explorer on another origin reads them too; none carries game data without a
 token): the allowed origins come from ``CORS_ORIGINS`` (``TILEHOUSE_CORS_ORIGINS``, default ``*``; no
 credentials, since the API is authorised by bearer tokens, not cookies), preflights are answered by
@@ -31,7 +32,7 @@ from redis.retry import Retry
 from service import api, problems, web
 from service import config as config_module
 from service.hardening import bodies, metrics_access
-from service.jobs import make_queues
+from service.queues import make_queues
 from service.store import Store
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")

@@ -1,4 +1,4 @@
-"""Seat tokens and the admin token (shared/API.md, "Authentication: seat tokens").
+"""Seat tokens and the admin token (docs/api.md, "Authentication: seat tokens").
 
 A token is ``<game id>.<secret>`` where the secret is 32 bytes (256 bits) from ``secrets``.  Only the
 SHA-256 of a token is stored, inside the game's own hash (so tokens live and die with the game and a game's
@@ -16,10 +16,13 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from flask import Request
+from service.errors import Unauthorized
 
-from service.problems import Problem
+if TYPE_CHECKING:
+    from flask import Request
+
 
 #: random bytes per token secret (256 bits; the API asks for at least 128)
 TOKEN_BYTES = 32
@@ -43,8 +46,7 @@ def bearer(request: Request) -> str | None:
     scheme, _, token = header.strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token or len(token) > 512:
-        raise Problem(401, "Authorization must be 'Bearer <token>'",
-                      headers={"WWW-Authenticate": 'Bearer realm="tilehouse"'})
+        raise Unauthorized("Authorization must be 'Bearer <token>'")
     return token
 
 
@@ -63,5 +65,5 @@ def token_game(token: str) -> str:
     return token.partition(".")[0]
 
 
-def unauthorized(detail: str) -> Problem:
-    return Problem(401, detail, headers={"WWW-Authenticate": 'Bearer realm="tilehouse"'})
+def unauthorized(detail: str) -> Unauthorized:
+    return Unauthorized(detail)

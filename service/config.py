@@ -34,7 +34,7 @@ DEFAULT_REDIS_SOCKET_TIMEOUT_SECONDS = 5.0
 #: (``https://play.example.com,http://localhost:5173``).  ``*`` is safe here because the API is
 #: authorised by bearer tokens that a page must hold, never by cookies a browser would add by itself.
 DEFAULT_CORS_ORIGINS = "*"
-#: server caps on engine parameters (issue 16): a seat or suggestion asking for more is a 422; an engine whose
+#: server caps on engine parameters: a seat or suggestion asking for more is a 422; an engine whose
 #: own default is above a cap runs at the cap.  10 s is ismcts's own default time budget.
 DEFAULT_AI_MAX_TIME_MS = 10_000
 #: search iterations; about 10 s of ismcts on the slower rule sets
@@ -58,7 +58,7 @@ DEFAULT_METRICS_TOKEN = ""
 #: a second ``host:port`` that gunicorn listens on and the only one that serves /metrics; empty: none
 DEFAULT_METRICS_BIND = ""
 
-#: a seat's presence (``last_seen_ms``) is written at most this often, in seconds (issue 11)
+#: a seat's presence (``last_seen_ms``) is written at most this often, in seconds
 DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
 #: new games one client address may create per minute (a moving window; more is a 429)
 DEFAULT_GAMES_PER_MINUTE = 10

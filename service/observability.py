@@ -1,5 +1,5 @@
 """Operations for the tilehouse service: request ids, structured JSON logs, Prometheus metrics and the
-health endpoints (issue 8).
+health endpoints.
 
 What it implements and the choices made where the issue is silent:
 
@@ -10,7 +10,7 @@ What it implements and the choices made where the issue is silent:
   and (put there by the service) in ``job.meta["request_id"]`` of the jobs it queues, where the logging
   filter of a worker finds it again: a worker built with :class:`JobLogContext` and :class:`TracingQueue`
   (``worker.py``) puts the job's id and request id on every line it writes from the dequeue of a job until
-  RQ is done with it, RQ's own lines included (issue 16).
+  RQ is done with it, RQ's own lines included.
 - Logs: one JSON object per line (``configure_logging()``, used by the app and by ``worker.py``); each
   request writes one line on the ``tilehouse.request`` logger with method, route template, path, status,
   duration and request id.
@@ -18,7 +18,7 @@ What it implements and the choices made where the issue is silent:
   ``tilehouse_http_requests_total{method,route,status}`` and
   ``tilehouse_http_request_duration_seconds{method,route,status}`` (route = the URL rule, e.g.
   ``/v1/games/<game_id>``, so a label never holds a game id; ``<unmatched>`` for 404s of unknown paths).
-  Every label comes from a closed set (issue 16): ``method`` is one of :data:`KNOWN_METHODS` or ``OTHER``
+  Every label comes from a closed set: ``method`` is one of :data:`KNOWN_METHODS` or ``OTHER``
   (a client may send any token as a method, and each new label value would be a new series for the life
   of the process), ``route`` is a URL rule of the app or ``<unmatched>``, ``status`` is a three-digit
   HTTP status;
@@ -64,17 +64,11 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rq import Queue
 
-#: Redis hash of AI job outcomes: field ``"<engine>|<outcome>"`` -> count. One key, so it lives on one
-#: Redis Cluster slot and HINCRBY stays atomic across all workers.
-AI_JOBS_KEY = "tilehouse:metrics:ai_jobs"
-#: Redis hash of game counts: field ``created`` / ``finished`` -> count.
-GAMES_KEY = "tilehouse:metrics:games"
-GAME_EVENTS = ("created", "finished")
+from service import config
+from service.keys import AI_JOBS_METRIC_KEY, GAMES_METRIC_KEY
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
-#: Seconds a client should wait before asking /readyz (or retrying a request) after a 503.
-RETRY_AFTER_SECONDS = 5
 #: Socket timeouts of the health and metrics probes, in seconds: a probe answers fast or says "down".
 PROBE_TIMEOUT_SECONDS = 1.0
 #: Latency buckets in seconds: API calls are milliseconds; the tail catches a slow Redis.
@@ -122,7 +116,7 @@ class TracingQueue(Queue):
 
 class JobLogContext:
     """Mixin for an RQ worker class (before it in the bases): every log line written while the worker
-    handles a job -- RQ's own included -- carries that job's ``job_id`` and ``request_id`` (issue 16).
+    handles a job -- RQ's own included -- carries that job's ``job_id`` and ``request_id``.
     The worker's queues must be :class:`TracingQueue` (RQ logs the dequeue before ``execute_job`` runs)."""
 
     queue_class = TracingQueue
@@ -217,31 +211,6 @@ def configure_logging(level: str | int | None = None, stream: TextIO | None = No
     return handler
 
 
-# --------------------------------------------------------------------------------------------- counters in Redis
-
-def record_ai_job(conn: redis.Redis, engine_id: str, outcome: str) -> None:
-    """Count one AI job of ``engine_id`` that ended with ``outcome`` (e.g. ``played``, ``failed``).
-
-    A Redis error is logged, not raised: a lost count must never fail the move it describes."""
-    if "|" in engine_id or "|" in outcome:
-        raise ValueError("engine id and outcome must not contain '|'")
-    try:
-        conn.hincrby(AI_JOBS_KEY, f"{engine_id}|{outcome}", 1)
-    except redis.RedisError as exc:
-        _metrics_log.warning("could not count AI job", extra={"engine": engine_id, "outcome": outcome,
-                                                              "error": str(exc)})
-
-
-def record_game(conn: redis.Redis, event: str) -> None:
-    """Count a game ``created`` or ``finished``. A Redis error is logged, not raised."""
-    if event not in GAME_EVENTS:
-        raise ValueError(f"game event must be one of {GAME_EVENTS}, not {event!r}")
-    try:
-        conn.hincrby(GAMES_KEY, event, 1)
-    except redis.RedisError as exc:
-        _metrics_log.warning("could not count game", extra={"event": event, "error": str(exc)})
-
-
 def probe_client(conn: Any) -> Any:
     """A client for the same server as ``conn`` that tries once with short timeouts.
 
@@ -296,10 +265,10 @@ class RedisCollector(Collector):
         if conn is not None:
             try:
                 conn = self.probes(conn)
-                for field, count in sorted(conn.hgetall(AI_JOBS_KEY).items()):
+                for field, count in sorted(conn.hgetall(AI_JOBS_METRIC_KEY).items()):
                     engine, _, outcome = _decode(field).rpartition("|")
                     ai.add_metric([engine, outcome], int(count))
-                games = {_decode(k): int(v) for k, v in conn.hgetall(GAMES_KEY).items()}
+                games = {_decode(k): int(v) for k, v in conn.hgetall(GAMES_METRIC_KEY).items()}
                 created.add_metric([], games.get("created", 0))
                 finished.add_metric([], games.get("finished", 0))
                 for name, queue in sorted(queues.items()):
@@ -432,7 +401,7 @@ def readyz() -> Response:
         return Response(json.dumps({"status": "ready", "checks": checks}), mimetype="application/json")
     failing = ", ".join(k for k, v in checks.items() if v != "ok")
     response = _problem(503, "unavailable", "Service unavailable", f"not ready: {failing}", checks=checks)
-    response.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER_SECONDS", RETRY_AFTER_SECONDS))
+    response.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER_SECONDS", config.DEFAULT_RETRY_AFTER_SECONDS))
     return response
 
 

@@ -2,12 +2,13 @@
 
 ``{"type", "title", "status", "detail", "errors"?}`` for every 4xx and 5xx: malformed JSON (400), missing or
 unknown token (401), foreign token or out of turn (403), unknown resource (404), wrong method (405, with
-``Allow``), stale version (409), a move before every seat is taken (409 ``not-started``), body too large (413), not JSON (415), invalid input (422, with the field
-``errors`` naming each bad field), rate limited (429), Redis or the queue unavailable (503, with
+``Allow``), stale version (409), a move before every seat is taken (409 ``not-started``), body too large
+(413), not JSON (415), invalid input (422, with the field ``errors`` naming each bad field), rate limited (429), Redis or the queue unavailable (503, with
 ``Retry-After``), and a 500 whose body never contains a stack trace or an exception text.
 
-This module is the only place where engine and AI errors become HTTP (cosmicpython's "errors mapped at the
-edge"): ``InvalidMove``/``IllegalMove`` -> 422 on ``move``, ``BadOptions`` -> 422 on the option,
+This module is the only place where the service's, the engine's and the AI's errors become HTTP
+(cosmicpython's "errors mapped at the edge"): every refusal of :mod:`service.errors` gets its status from
+:data:`STATUS` and keeps its own ``slug``, ``title`` and members; ``InvalidMove``/``IllegalMove`` -> 422 on ``move``, ``BadOptions`` -> 422 on the option,
 ``UnknownRules`` -> 422 on ``rules``, ``ai.BadParams`` -> 422 on ``params``, ``ai.UnknownEngine`` -> 422 on
 ``engine``.  Path lookups of unknown things raise ``NotFound`` explicitly (404).
 """
@@ -24,7 +25,7 @@ from werkzeug.exceptions import HTTPException
 
 import ai
 from engine.exceptions import BadOptions, IllegalMove, InvalidMove, UnknownRules
-from service.store import GameNotFound, NotStarted, NotYourTurn, VersionConflict
+from service import config, errors
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "urn:tilehouse:problem:"
@@ -86,7 +87,7 @@ def invalid(errors: Mapping[str, Any], detail: str | None = None) -> Problem:
 
 
 def unavailable(detail: str = "Redis or the job queue is unavailable; try again shortly") -> Problem:
-    retry = str(current_app.config.get("RETRY_AFTER_SECONDS", 5)) if current_app else "5"
+    retry = str(current_app.config["RETRY_AFTER_SECONDS"] if current_app else config.DEFAULT_RETRY_AFTER_SECONDS)
     return Problem(503, detail, headers={"Retry-After": retry})
 
 
@@ -97,20 +98,46 @@ def response(problem: Problem) -> Response:
     return resp
 
 
+#: the HTTP status of each refusal of the service (the most specific class listed wins)
+STATUS: dict[type[errors.ServiceError], int] = {
+    errors.GameNotFound: 404, errors.NoSuchSeat: 404,
+    errors.Unauthorized: 401, errors.BadTicket: 401,
+    errors.NotYourTurn: 403, errors.Forbidden: 403,
+    errors.VersionConflict: 409, errors.NotStarted: 409, errors.TimeUp: 409, errors.GameOver: 409,
+    errors.NotOver: 409, errors.SeatTaken: 409, errors.AlreadySeated: 409, errors.RematchGone: 409,
+    errors.BudgetSpent: 429, errors.TooManyLiveGames: 429,
+    errors.Busy: 503,
+}
+#: headers a refusal of each class carries besides Retry-After
+HEADERS: dict[type[errors.ServiceError], dict[str, str]] = {
+    errors.Unauthorized: {"WWW-Authenticate": 'Bearer realm="tilehouse"'},
+}
+
+
+def from_service_error(exc: errors.ServiceError) -> Problem:
+    """The problem document of a refusal of the service: its status from :data:`STATUS`, ``Retry-After``
+    from its ``retry_after`` (a 503 without one waits ``RETRY_AFTER_SECONDS``)."""
+    kind = next((k for k in type(exc).__mro__ if k in STATUS), None)
+    if kind is None:  # a refusal nobody mapped is a bug of ours, answered as one
+        log.error("unmapped service error %s", type(exc).__name__)
+        return Problem(500, "an unexpected error occurred; it has been logged")
+    status = STATUS[kind]
+    headers = dict(HEADERS.get(kind, {}))
+    retry = exc.retry_after
+    if retry is None and status == 503:
+        retry = int(current_app.config["RETRY_AFTER_SECONDS"] if current_app else config.DEFAULT_RETRY_AFTER_SECONDS)
+    if retry is not None:
+        headers["Retry-After"] = str(retry)
+    return Problem(status, exc.detail, slug=exc.slug, title=exc.title, headers=headers, extra=exc.extra)
+
+
 def from_exception(exc: BaseException, field_prefix: str = "") -> Problem:
     """The problem document for any exception (engine, AI, store, werkzeug, Redis, or a bug).
     ``field_prefix`` places field errors inside the request body (``seats.2.``)."""
     if isinstance(exc, Problem):
         return exc
-    if isinstance(exc, GameNotFound):
-        return Problem(404, str(exc))
-    if isinstance(exc, VersionConflict):
-        return Problem(409, str(exc), extra={"version": exc.current})
-    if isinstance(exc, NotStarted):
-        return Problem(409, str(exc), slug="not-started", title="Waiting for players",
-                       extra={"open_seats": exc.open_seats})
-    if isinstance(exc, NotYourTurn):
-        return Problem(403, str(exc), slug="out-of-turn", title="Not your turn")
+    if isinstance(exc, errors.ServiceError):
+        return from_service_error(exc)
     if isinstance(exc, InvalidMove | IllegalMove):
         return invalid({"move": [str(exc)]}, detail=str(exc))
     if isinstance(exc, BadOptions):

@@ -1,6 +1,6 @@
 """``tilehouse serve``: the whole service on one machine -- Redis, the API under gunicorn, and AI workers.
 
-Behaviour (issue 8), with the choices made where the issue is silent:
+Behaviour, with the choices made where the issue is silent:
 
 - Redis: ``TILEHOUSE_REDIS_URL`` when set (it must answer PING within ``--redis-wait`` seconds, else the
   command fails with a clear message); otherwise a private ``redis-server`` of its own, from the PATH or
@@ -10,7 +10,7 @@ Behaviour (issue 8), with the choices made where the issue is silent:
 - Children: one gunicorn (``gunicorn -c gunicorn.conf.py 'service.app:create_app()'``, bind from
   ``--bind`` / ``TILEHOUSE_BIND``, default ``127.0.0.1:8000``) and ``--workers`` RQ workers (``python
   worker.py``), all given ``TILEHOUSE_REDIS_URL``.  With two workers or more the first is reserved for AI
-  seats (``worker.py --queues play``, named ``worker-1-play``; issue 16): a flood of suggestions can then
+  seats (``worker.py --queues play``, named ``worker-1-play``): a flood of suggestions can then
   never hold up an AI seat's move; the others serve suggestions first, then play jobs; gunicorn also gets a fresh ``PROMETHEUS_MULTIPROC_DIR``
   (removed at the end) so that /metrics adds up every gunicorn worker process.
 - Nothing is restarted: when any child (or the private Redis) exits on its own, that is logged as an
@@ -76,7 +76,7 @@ def masked(url: str) -> str:
 
 
 def reserved_play_workers(workers: int) -> int:
-    """How many of ``workers`` serve only the play queue: one as soon as there are two (issue 16)."""
+    """How many of ``workers`` serve only the play queue: one as soon as there are two."""
     return 1 if workers >= 2 else 0
 
 

@@ -1,4 +1,4 @@
-"""Marshmallow schemas for every request body and query string of the API (shared/API.md).
+"""Marshmallow schemas for every request body and query string of the API (docs/api.md).
 
 Each schema checks shape and types only (unknown fields are refused; integers must be JSON integers, not
 ``true``, ``3.0`` or ``"3"``); whether a rule set, an option, an engine or a parameter exists is asked of
@@ -161,7 +161,7 @@ class SeatSchema(_Strict):
 
 
 class ClockSchema(_Strict):
-    """Fischer time control of the human seats (issue 11): bounded, out of range is a 422."""
+    """Fischer time control of the human seats: bounded, out of range is a 422."""
 
     initial_ms = StrictInt(required=True, validate=validate.Range(min=clock.MIN_INITIAL_MS,
                                                                   max=clock.MAX_INITIAL_MS))

@@ -1,6 +1,6 @@
-"""The Redis store of games (shared/ARCHITECTURE.md "The service", issue 7 "Store").
+"""The Redis store of games (docs/developing.md, "The rings").
 
-Keys of one game, all with the hash tag ``{<game id>}`` so that they live on one Redis Cluster slot and one
+Keys of one game (every key is built by :mod:`service.keys`), all with the hash tag ``{<game id>}`` so that they live on one Redis Cluster slot and one
 Lua script may touch them all:
 
 * ``th:game:{<id>}`` -- a hash: ``version`` (int, +1 per applied move), ``doc`` (JSON: the engine's
@@ -9,7 +9,7 @@ Lua script may touch them all:
   ``tokens`` (JSON: seat or ``"admin"`` -> SHA-256 of the token), ``ai_job`` (the id of the play job
   that is to move the AI seat now, or empty), and ``last``/``events`` (a copy of the newest event and the
   number of events, so that a view is one ``HMGET``), ``seen`` (JSON: seat -> epoch ms of the seat's
-  last authenticated request, written by :meth:`Store.touch`, throttled; issue 11 "presence"), and
+  last authenticated request, written by :meth:`Store.touch`, throttled), and
   ``finished`` (``1`` once the match is over, else ``0``; written with the state by the create and by every
   commit, so whether a game is over is one small ``HMGET`` that parses nothing: :meth:`Store.finished`), and
   ``live_index`` (the sorted set that counts the game among its creator's live games,
@@ -17,20 +17,20 @@ Lua script may touch them all:
 * ``th:game:{<id>}:events`` -- a list, oldest first, of ``{"version", "type", "seat", "data", "secret"}``
   exactly as the engine produced them: ``data`` for everyone, ``secret[seat]`` for that seat only; plus
   ``move`` and ``mover``, the id of the move that produced them and the seat that made it (every move
-  produces at least one event), which only the replay of a finished match shows (issue 13).  The event
+  produces at least one event), which only the replay of a finished match shows.  The event
   number ``n`` is the list position + 1, so ``after=N`` is one ``LRANGE``.
 * ``th:game:{<id>}:jobs`` -- a set of the RQ job ids queued for the game, so ``DELETE`` can remove them.
 * ``th:game:{<id>}:ticket:<sha256>`` -- one per stream ticket (service/live/tickets.py): the seat it opens
   streams for, expiring with the ticket.
 * ``th:game:{<id>}:live`` -- not a key but the pub/sub channel on which the commit announces new events.
 
-* ``th:lobby`` and ``th:lobby:<rules>`` -- sorted sets of the games that have an open seat (issue 11
-  "lobby"), scored by the epoch ms at which the game expires if nothing happens.  They are outside the
+* ``th:lobby`` and ``th:lobby:<rules>`` -- sorted sets of the games that have an open seat (the
+  lobby), scored by the epoch ms at which the game expires if nothing happens.  They are outside the
   game's hash tag (one index for all games), so they are updated right after the commit that changes a
   game's joinability (:meth:`Store.sync_lobby`) and checked against the games when listed: a crash between
   the two, an expiry or a delete leaves no stale entry in an answer.
 
-Seats (issue 11).  ``doc["seats"][i]["kind"]`` is ``human``, ``ai`` or ``open``; an open seat becomes
+Seats.  ``doc["seats"][i]["kind"]`` is ``human``, ``ai`` or ``open``; an open seat becomes
 ``human`` (``joined: true``) when taken.  A seat taken after creation keeps the SHA-256 of its token in its
 own metadata (``token_sha256``), written by the same compare-and-set as the join; :meth:`Store.get` adds it
 to ``tokens``.  While a seat is open (or a rematch seat is not yet claimed, ``claim``) the game is *waiting*:
@@ -60,32 +60,33 @@ from typing import Any, cast
 import redis
 
 import engine
-from engine import IllegalMove, load_state
+from engine import load_state
 from engine.game import Event, State
-from service.live import clock
+from service import config
+from service.errors import GameNotFound, VersionConflict
+from service.keys import events_key, game_key, jobs_key, live_channel, lobby_key, play_job_id
 
-#: key prefix of every tilehouse key that is not RQ's
-PREFIX = "th:game:"
 #: bytes of randomness in a game id (64 bits: ids are not secrets, only unique)
 GAME_ID_BYTES = 8
 #: parsed games kept per process (each a few kB); a poll of an unchanged game then parses nothing
 PARSED_CACHE_ENTRIES = 512
 
 #: KEYS: game hash, events list, jobs set.  ARGV: expected version, new doc, ttl seconds, ai_job, finished
-#: (1 or 0: the new state's match is over), events...  Returns {1, new version} or {0, current version} (-1 when the game does not exist).  When events were
-#: appended it also PUBLISHes the new event count on ``live_channel(id)`` (= KEYS[1] .. ':live') in the same
-#: atomic step, which wakes the game's open streams (service/live/stream.py).
+#: (1 or 0: the new state's match is over), the game's ``live_channel``, events...  Returns {1, new version}
+#: or {0, current version} (-1 when the game does not exist).  When events were appended it also PUBLISHes
+#: the new event count on the channel in the same atomic step, which wakes the game's open streams
+#: (service/live/stream.py).
 COMMIT_LUA = """
 local v = redis.call('HGET', KEYS[1], 'version')
 if not v then return {0, -1} end
 if v ~= ARGV[1] then return {0, tonumber(v)} end
 local nv = tonumber(v) + 1
 redis.call('HSET', KEYS[1], 'version', nv, 'doc', ARGV[2], 'ai_job', ARGV[4], 'finished', ARGV[5])
-if #ARGV >= 6 then
-  for i = 6, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+if #ARGV >= 7 then
+  for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
   local count = redis.call('LLEN', KEYS[2])
   redis.call('HSET', KEYS[1], 'last', ARGV[#ARGV], 'events', count)
-  redis.call('PUBLISH', KEYS[1] .. ':live', count)
+  redis.call('PUBLISH', ARGV[6], count)
 end
 local ttl = tonumber(ARGV[3])
 for i = 1, #KEYS do
@@ -118,73 +119,10 @@ redis.call('HSET', KEYS[1], 'seen', cjson.encode(seen))
 return 1
 """
 
-#: how often one seat's presence is written at most, in seconds (reads in between write nothing)
-PRESENCE_INTERVAL_SECONDS = 5.0
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class GameNotFound(LookupError):
-    def __init__(self, game_id: str) -> None:
-        super().__init__(f"no game {game_id!r} (it may have expired or been deleted)")
-        self.game_id = game_id
-
-
-class VersionConflict(Exception):
-    def __init__(self, expected: int | None, current: int) -> None:
-        super().__init__(f"the game is at version {current}, not {expected}; someone moved first")
-        self.expected = expected
-        self.current = current
-
-
-class NotStarted(Exception):
-    """A move while the game still waits for seats to be taken."""
-
-    def __init__(self, open_seats: list[int]) -> None:
-        super().__init__(f"the game has not started: seat(s) {', '.join(map(str, open_seats))} are not taken yet")
-        self.open_seats = open_seats
-
-
-class TimeUp(Exception):
-    """A move that arrives after the mover's clock ran out (the timeout takes over)."""
-
-    def __init__(self, seat: int, version: int) -> None:
-        super().__init__(f"seat {seat} has run out of time")
-        self.seat = seat
-        self.version = version
-
-
-class NotYourTurn(Exception):
-    def __init__(self, seat: int, to_move: int | None) -> None:
-        msg = "the game is over" if to_move is None else f"seat {seat} is not to move (seat {to_move} is)"
-        super().__init__(msg)
-        self.seat = seat
-        self.to_move = to_move
-
-
-def game_key(game_id: str) -> str:
-    return f"{PREFIX}{{{game_id}}}"
-
-
-def events_key(game_id: str) -> str:
-    return f"{PREFIX}{{{game_id}}}:events"
-
-
-def jobs_key(game_id: str) -> str:
-    return f"{PREFIX}{{{game_id}}}:jobs"
-
-
-def live_channel(game_id: str) -> str:
-    """The pub/sub channel on which every commit that appends events announces the new event count (a
-    channel, not a key: it holds nothing; named under the game's hash tag for Redis 7's sharded pub/sub)."""
-    return f"{PREFIX}{{{game_id}}}:live"
-
-
-def lobby_key(rules_id: str | None = None) -> str:
-    """The lobby index of every rule set (``None``) or of one."""
-    return "th:lobby" if rules_id is None else f"th:lobby:{rules_id}"
 
 
 def keys_of(game_id: str) -> list[str]:
@@ -194,12 +132,6 @@ def keys_of(game_id: str) -> list[str]:
 
 def new_game_id() -> str:
     return secrets.token_hex(GAME_ID_BYTES)
-
-
-def play_job_id(game_id: str, version: int) -> str:
-    """The deterministic id of the play job that moves the AI seat of ``game_id`` at ``version``: queuing
-    it twice is impossible (RQ refuses a second job with the same id)."""
-    return f"play-{game_id}-{version}"
 
 
 @dataclass
@@ -255,7 +187,7 @@ class Game:
         return "waiting" if self.open_seats else "active"
 
 
-#: events the service writes itself (issue 11), not produced by an engine move: a replay skips them
+#: events the service writes itself, not produced by an engine move: a replay skips them
 SERVICE_EVENTS = frozenset({"join", "start", "timeout", "rematch"})
 
 
@@ -411,49 +343,6 @@ class Store:
         raw = self.conn.lrange(events_key(game_id), after, -1)
         return [(after + i + 1, json.loads(r)) for i, r in enumerate(raw)]
 
-    # ---- moves
-
-    def apply_move(self, game_id: str, seat: int, spec: str | Mapping[str, Any],
-                   expected_version: int | None = None, game: Game | None = None) -> tuple[Game, bool]:
-        """Play ``spec`` (a move id or move object) for ``seat``.  Returns ``(game after, applied)``;
-        ``applied`` is False for an idempotent retry of the move that produced the current version.
-
-        Raises ``GameNotFound``, ``VersionConflict`` (stale ``expected_version``, or a concurrent move won
-        the compare-and-set), ``NotYourTurn``, and the engine's ``InvalidMove``/``IllegalMove``.  Nothing
-        is written unless the move is applied.  ``game`` is the game as the caller has just read it (saves
-        a round trip; the compare-and-set still guards against anything newer).
-        """
-        if game is None:
-            game = self.get(game_id)
-        if expected_version is not None and expected_version != game.version:
-            if expected_version == game.version - 1 and self._is_retry(game, seat, spec):
-                return game, False
-            raise VersionConflict(expected_version, game.version)
-        state = game.state
-        if game.waiting:
-            raise NotStarted(game.open_seats)
-        if state.to_move != seat:
-            if expected_version is None and self._is_retry(game, seat, spec):
-                return game, False
-            raise NotYourTurn(seat, state.to_move)
-        try:
-            move = state.find_move(spec)
-        except IllegalMove:
-            if expected_version is None and self._is_retry(game, seat, spec):
-                return game, False
-            raise
-        now = now_ms()
-        if clock.expired(game.doc, seat, now):
-            raise TimeUp(seat, game.version)
-        state = state.clone()  # the read state may be shared through the parse cache
-        events = state.play(move)
-        doc = dict(game.doc)
-        # only the canonical move id is kept, never what the client sent (issue 16: a move object's extra
-        # bytes must not live as long as the game)
-        doc["last_move"] = {"seat": seat, "move": move.id, "version": game.version}
-        clock.after_move(doc, seat, state, now)
-        return self.commit(game, doc, state, events, move=move.id, mover=seat), True
-
     def commit(self, game: Game, doc: dict[str, Any], state: State, events: Iterable[Event], *,
                move: str | None = None, mover: int | None = None) -> Game:
         """Store ``doc`` with ``state`` as the next version of ``game`` and append ``events``, by the
@@ -476,7 +365,8 @@ class Store:
                   else _event_json(e, new_version, move, mover) for e in events]
         raw = json.dumps(doc, separators=(",", ":"))
         ok, current = self._commit(keys=keys_of(game_id),
-                                   args=[game.version, raw, self.ttl, ai_job, int(state.finished), *logged])
+                                   args=[game.version, raw, self.ttl, ai_job, int(state.finished),
+                                         live_channel(game_id), *logged])
         if not ok:
             if current == -1:
                 raise GameNotFound(game_id)
@@ -490,10 +380,10 @@ class Store:
             self.sync_lobby(after)
         return after
 
-    # ---- presence (issue 11)
+    # ---- presence
 
     def touch(self, game_id: str, seat: int, known: int | None = None, now: int | None = None,
-              interval: float = PRESENCE_INTERVAL_SECONDS) -> int | None:
+              interval: float = config.DEFAULT_PRESENCE_INTERVAL_SECONDS) -> int | None:
         """Record that ``seat`` was seen now (an authenticated request, an open stream).  Throttled: nothing
         is written when the seat was seen less than ``interval`` seconds ago -- ``known`` is the time the
         caller has just read (then not even a round trip is made).  Returns the time written, or None."""
@@ -503,7 +393,7 @@ class Store:
             return None
         return now if self._touch(keys=[game_key(game_id)], args=[str(seat), now, window]) else None
 
-    # ---- lobby (issue 11)
+    # ---- lobby
 
     def sync_lobby(self, game: Game) -> None:
         """List ``game`` in the lobby while it has an open seat and is not over; unlist it otherwise."""
@@ -511,8 +401,10 @@ class Store:
         if game.joinable:
             score = now_ms() + self.ttl * 1000
             pipe = self.conn.pipeline(transaction=False)
-            pipe.zadd(lobby_key(), {game.id: score})
-            pipe.zadd(lobby_key(rules), {game.id: score})
+            for key in (lobby_key(), lobby_key(rules)):
+                # an index outlives its newest entry by nothing: each entry expires with its game
+                pipe.zadd(key, {game.id: score})
+                pipe.expire(key, self.ttl)
             pipe.execute()
         else:
             self._unlist(game.id, rules)
@@ -556,21 +448,3 @@ class Store:
                 if len(found) == limit:
                     break
         return found, cur
-
-    @staticmethod
-    def _is_retry(game: Game, seat: int, spec: str | Mapping[str, Any]) -> bool:
-        """Is ``spec`` by ``seat`` the very move that produced the current version?"""
-        last = game.doc.get("last_move")
-        if not last or last["seat"] != seat or last["version"] != game.version - 1:
-            return False
-        if spec == last["move"]:
-            return True
-        if isinstance(spec, Mapping):
-            # a move object is recognised by its id (the stored move is its id alone)
-            return bool(spec.get("id") == last["move"])
-        if isinstance(spec, str):
-            try:
-                return bool(game.state.canonical_move_id(spec) == last["move"])
-            except ValueError:
-                return False
-        return False

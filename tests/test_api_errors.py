@@ -173,7 +173,7 @@ def test_a_bad_game_is_a_422_naming_the_field_and_stores_nothing(app, client, bo
     r = client.post("/v1/games", json=body)
     problem = _problem(r, 422)
     assert field in problem["errors"], problem
-    assert conn.keys(f"{store_module.PREFIX}*") == []
+    assert conn.keys("th:game:*") == []
 
 
 def test_malformed_or_non_json_game_bodies_are_400_and_415(app, client):
@@ -182,7 +182,7 @@ def test_malformed_or_non_json_game_bodies_are_400_and_415(app, client):
     _problem(_post_raw(client, "/v1/games", b"", {}), 400)
     _problem(_post_raw(client, "/v1/games", b"rules=tiengow", {}, "application/x-www-form-urlencoded"), 415)
     _problem(client.post("/v1/games", data=b'{"rules": "tiengow"}'), 415)
-    assert conn.keys(f"{store_module.PREFIX}*") == []
+    assert conn.keys("th:game:*") == []
 
 
 BAD_SUGGESTIONS = [
@@ -291,3 +291,29 @@ def test_too_many_suggestions_from_one_seat_are_429_with_retry_after(app, client
     _problem(r, 429)
     assert r.get_json()["type"].endswith(":rate-limited") and "suggestions from one seat" in r.get_json()["detail"]
     assert 0 < int(r.headers["Retry-After"]) <= 60
+
+
+def _service_errors() -> list[type]:
+    import inspect
+
+    from service import errors
+
+    return [c for _, c in inspect.getmembers(errors, inspect.isclass)
+            if issubclass(c, errors.ServiceError) and c is not errors.ServiceError]
+
+
+@pytest.mark.parametrize("kind", _service_errors(), ids=lambda c: c.__name__)
+def test_every_refusal_of_the_service_has_a_4xx_or_503_status_at_the_http_edge(kind):
+    from service import problems
+
+    assert 400 <= problems.STATUS[kind] < 500 or problems.STATUS[kind] == 503
+
+
+def test_a_refusal_keeps_its_slug_members_and_retry_after_as_a_problem():
+    from service import errors, problems
+
+    problem = problems.from_exception(errors.VersionConflict(3, 5))
+    assert (problem.status, problem.slug, problem.extra) == (409, "stale-version", {"version": 5})
+    spent = problems.from_exception(errors.BudgetSpent("spent", retry_after=17))
+    assert (spent.status, spent.slug, spent.headers["Retry-After"]) == (429, "ai-budget", "17")
+    assert problems.from_exception(errors.Unauthorized("who?")).headers["WWW-Authenticate"].startswith("Bearer")

@@ -10,7 +10,6 @@ import pytest
 from api_support import bearer, cheap_ai, create, humans, tokens_by_seat
 
 import engine
-from service import store as store_module
 
 pytest_plugins = ["api_fixtures"]
 
@@ -192,6 +191,6 @@ def test_delete_needs_the_admin_token_and_removes_every_key(app, client, drain, 
 def test_every_key_of_a_game_shares_its_hash_tag_and_expires(app, client, redis_conn):
     created = create(client, "tiengow", [*humans(3), cheap_ai("random")])
     game_id = created["game"]["id"]
-    keys = [k.decode() for k in redis_conn.keys(f"{store_module.PREFIX}*")]
+    keys = [k.decode() for k in redis_conn.keys("th:game:*")]
     assert keys and all(f"{{{game_id}}}" in k for k in keys)
     assert all(0 < redis_conn.ttl(k) <= app.config["GAME_TTL_SECONDS"] for k in keys)

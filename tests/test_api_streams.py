@@ -12,6 +12,7 @@ import time
 import pytest
 from api_support import bearer, check_schema, create, humans, sse_frames, tokens_by_seat
 
+from service import errors
 from service import store as store_module
 from service.live import tickets
 
@@ -316,6 +317,6 @@ def test_bad_stream_and_ticket_requests_are_4xx_problems_that_change_nothing(app
 def test_a_ticket_of_one_game_is_never_looked_up_under_another(redis_conn):
     ticket = tickets.issue(redis_conn, "aaaa", 0, 30)
     assert tickets.redeem(redis_conn, "aaaa", ticket) == 0
-    with pytest.raises(Exception) as refused:
+    with pytest.raises(errors.Forbidden) as refused:
         tickets.redeem(redis_conn, "bbbb", ticket)
-    assert refused.value.status == 403
+    assert refused.value.slug == "foreign-ticket"

@@ -11,8 +11,8 @@ import pytest
 from api_support import bearer, cheap_ai, create, humans, tokens_by_seat
 from rq.job import Job
 
+from service import keys
 from service import store as store_module
-from service.live import clock
 
 pytest_plugins = ["api_fixtures"]
 
@@ -70,7 +70,7 @@ def test_a_move_takes_the_thinking_time_off_the_movers_clock_and_adds_the_increm
         assert after["clock"]["running"] == nxt and after["seats"][nxt]["clock_ms"] == 60_000
     # the timeout of the new version is scheduled, the old one will find the game moved on
     scheduled = {j.decode() for j in app.extensions["redis"].zrange("rq:scheduled:play", 0, -1)}
-    assert clock.timeout_job_id(game_id, after["version"]) in scheduled
+    assert keys.timeout_job_id(game_id, after["version"]) in scheduled
 
 
 def test_on_timeout_the_greedy_engine_moves_for_the_seat_and_a_timeout_event_says_so(app, client, run_due):
@@ -84,7 +84,7 @@ def test_on_timeout_the_greedy_engine_moves_for_the_seat_and_a_timeout_event_say
     assert events[0]["data"] == {"action": "move", "engine": "greedy"}
     assert len(events) > 1 and all(e["version"] == 1 for e in events)
     assert view["seats"][seat]["clock_ms"] == 50  # out of time, plus the increment of the move made for it
-    job = Job.fetch(clock.timeout_job_id(game_id, 0), connection=app.extensions["redis"])
+    job = Job.fetch(keys.timeout_job_id(game_id, 0), connection=app.extensions["redis"])
     assert job.return_value() == {"outcome": "timeout", "version": 1}
     assert client.get(f"/v1/jobs/{job.id}").get_json()["result"] == {"outcome": "timeout", "version": 1}
 
@@ -97,10 +97,10 @@ def test_a_timeout_job_does_nothing_when_the_seat_moved_in_time(app, client, run
     assert client.post(f"/v1/games/{game_id}/moves", json={"move": move}, headers=h).status_code == 200
     # drop the timeout of the new version so that only the stale one runs
     conn = app.extensions["redis"]
-    Job.fetch(clock.timeout_job_id(game_id, 1), connection=conn).delete()
+    Job.fetch(keys.timeout_job_id(game_id, 1), connection=conn).delete()
     before = conn.hgetall(store_module.game_key(game_id))
     run_due()
-    assert Job.fetch(clock.timeout_job_id(game_id, 0), connection=conn).return_value() == {
+    assert Job.fetch(keys.timeout_job_id(game_id, 0), connection=conn).return_value() == {
         "outcome": "stale", "version": 1}
     after = conn.hgetall(store_module.game_key(game_id))
     assert {k: v for k, v in after.items() if k != b"seen"} == {k: v for k, v in before.items() if k != b"seen"}

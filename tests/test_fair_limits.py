@@ -9,6 +9,8 @@ import time
 
 from api_support import bearer, create, humans, tokens_by_seat
 
+from service import keys
+
 pytest_plugins = ["api_fixtures"]
 
 KOZEL_AI = [{"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "random"}]
@@ -118,17 +120,16 @@ def test_live_games_per_client_are_capped_and_a_finished_or_deleted_game_makes_r
 
 
 def _live(redis_conn, address: str = "ip:127.0.0.1") -> set[str]:
-    from service.fairplay import limits
 
-    return {m.decode() for m in redis_conn.zrange(limits.games_key(address), 0, -1)}
+    return {m.decode() for m in redis_conn.zrange(keys.client_games_key(address), 0, -1)}
 
 
 def test_admission_reads_the_finished_flags_and_loads_no_game_state(make_app, redis_conn, monkeypatch):
     from rq import SimpleWorker
 
     from service import store as store_module
-    from service.fairplay import limits
-    from service.problems import Problem
+    from service.errors import TooManyLiveGames
+    from service.fairplay import live_games
 
     app = make_app(LIVE_GAMES_PER_CLIENT=3)
     client = app.test_client()
@@ -143,12 +144,12 @@ def test_admission_reads_the_finished_flags_and_loads_no_game_state(make_app, re
 
     monkeypatch.setattr(store_module.Store, "get", no_load)
     monkeypatch.setattr(store_module, "load_state", no_load)
-    limits.admit_game(redis_conn, app.config, "ip:127.0.0.1", "admitted-1")
+    live_games.admit_game(redis_conn, app.config, "ip:127.0.0.1", "admitted-1")
     assert _live(redis_conn) == {*live, "admitted-1"}  # the finished game was pruned by its flag
     try:
-        limits.admit_game(redis_conn, app.config, "ip:127.0.0.1", "admitted-2")
-    except Problem as refused:
-        assert refused.status == 429 and refused.slug == "live-games"
+        live_games.admit_game(redis_conn, app.config, "ip:127.0.0.1", "admitted-2")
+    except TooManyLiveGames as refused:
+        assert refused.slug == "live-games" and refused.retry_after
     else:
         raise AssertionError("a fourth live game was admitted with a cap of three")
     assert _live(redis_conn) == {*live, "admitted-1"}
@@ -177,23 +178,23 @@ def test_concurrent_creations_from_one_address_never_pass_the_live_cap(make_app,
 
 
 def test_a_creation_in_flight_holds_its_place_until_it_is_stored_or_given_back(make_app, redis_conn):
-    from service.fairplay import limits
-    from service.problems import Problem
+    from service.errors import TooManyLiveGames
+    from service.fairplay import live_games
 
     app = make_app(LIVE_GAMES_PER_CLIENT=1)
     # admitted, its game not stored yet: a concurrent admission must not take it for a gone game
-    limits.admit_game(redis_conn, app.config, "ip:127.0.0.1", "in-flight")
+    live_games.admit_game(redis_conn, app.config, "ip:127.0.0.1", "in-flight")
     refused = app.test_client().post("/v1/games", json={"rules": "kozel", "seats": humans(2)})
     assert refused.status_code == 429 and refused.get_json()["type"].endswith(":live-games")
     # an admission older than PENDING_SECONDS without a game is a crashed creation: pruned
-    redis_conn.zadd(limits.games_key("ip:127.0.0.1"),
-                    {"in-flight": int(time.time() * 1000) - (limits.PENDING_SECONDS + 1) * 1000})
+    redis_conn.zadd(keys.client_games_key("ip:127.0.0.1"),
+                    {"in-flight": int(time.time() * 1000) - (live_games.PENDING_SECONDS + 1) * 1000})
     create(app.test_client(), "kozel", humans(2))
     assert "in-flight" not in _live(redis_conn)
-    limits.release_game(redis_conn, "ip:127.0.0.1", next(iter(_live(redis_conn))))
+    live_games.release_game(redis_conn, "ip:127.0.0.1", next(iter(_live(redis_conn))))
     try:
-        limits.admit_game(redis_conn, app.config, "ip:127.0.0.1", "after-release")
-    except Problem:
+        live_games.admit_game(redis_conn, app.config, "ip:127.0.0.1", "after-release")
+    except TooManyLiveGames:
         raise AssertionError("a released place was not given back") from None
 
 

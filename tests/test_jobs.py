@@ -13,7 +13,7 @@ from rq import Queue, SimpleWorker
 from rq.job import Job
 
 import ai
-from service import jobs
+from service import jobs, keys, queues
 from service.store import Store, play_job_id
 
 pytest_plugins = ["api_fixtures"]
@@ -39,7 +39,7 @@ def test_exactly_one_play_job_with_a_deterministic_id_is_queued_per_ai_turn(app,
     assert created["game"]["ai"] == {"pending": True, "job": play_job_id(game_id, 0)}
     game = Store(app.extensions["redis"], 60).get(game_id)
     # queuing again (a second web process, a watchdog) cannot add a second job
-    assert jobs.schedule_play(app.extensions["redis"], game, cfg=app.config) is None
+    assert queues.schedule_play(app.extensions["redis"], game, cfg=app.config) is None
     client.get(f"/v1/games/{game_id}")
     assert _play_queue_ids(app) == [play_job_id(game_id, 0)]
 
@@ -122,8 +122,8 @@ def test_when_greedy_fails_too_random_plays_and_the_game_never_stalls(app, clien
 
 def test_a_timed_out_ai_job_is_replaced(app, client, monkeypatch):
     # one-second jobs; the engine takes longer than that
-    fast = {**jobs.settings(), "AI_JOB_TIMEOUT_SECONDS": 1}
-    monkeypatch.setattr(jobs, "settings", lambda: fast)
+    fast = {**queues.settings(), "AI_JOB_TIMEOUT_SECONDS": 1}
+    monkeypatch.setattr(queues, "settings", lambda: fast)
     app.config["AI_JOB_TIMEOUT_SECONDS"] = 1
     monkeypatch.setattr(jobs.ai, "decide", _failing_decide({"ismcts"}, sleep=3.0))
     created = _ai_first_game(client)
@@ -133,7 +133,7 @@ def test_a_timed_out_ai_job_is_replaced(app, client, monkeypatch):
     assert Job.fetch(play_job_id(game_id, 0), connection=conn).get_status() == "failed"
     assert Job.fetch(f"{play_job_id(game_id, 0)}-retry", connection=conn).get_status() == "failed"
     assert client.get(f"/v1/games/{game_id}").get_json()["version"] == 1
-    counts = conn.hgetall("tilehouse:metrics:ai_jobs")
+    counts = conn.hgetall(keys.AI_JOBS_METRIC_KEY)
     assert int(counts[b"ismcts|timeout"]) == 2 and int(counts[b"greedy|played"]) == 1
 
 

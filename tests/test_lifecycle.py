@@ -11,8 +11,8 @@ from api_support import bearer, cheap_ai, create, humans, tokens_by_seat
 
 import engine
 from engine.replay import check
+from service import keys
 from service import store as store_module
-from service.fairplay import limits
 
 pytest_plugins = ["api_fixtures"]
 
@@ -197,7 +197,7 @@ def test_concurrent_rematch_calls_create_one_game(app, client):
     assert len(games) == 2  # the old game and exactly one rematch (a loser's extra game is deleted)
     assert client.get(f"/v1/games/{old_id}").get_json()["rematch"] == answers[0][2]["game"]["id"]
     # and a loser's place among the address's live games is given back: only the rematch holds one
-    listed = {m.decode() for m in conn.zrange(limits.games_key("ip:127.0.0.1"), 0, -1)}
+    listed = {m.decode() for m in conn.zrange(keys.client_games_key("ip:127.0.0.1"), 0, -1)}
     assert listed - {old_id} == {answers[0][2]["game"]["id"]}
 
 

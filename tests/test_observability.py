@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from service import observability
+from service import metrics, observability
 from service.redis_local import free_port
 
 
@@ -45,7 +45,7 @@ def _make_app(conn: redis.Redis) -> Flask:
 def logging_job(game_id: str) -> str:
     """Runs inside the RQ worker: writes a log line and counts itself, as the service's AI jobs do."""
     logging.getLogger("tilehouse.jobs").info("played for %s", game_id)
-    observability.record_ai_job(rq.get_current_job().connection, "greedy", "played")
+    metrics.record_ai_job(rq.get_current_job().connection, "greedy", "played")
     return game_id
 
 
@@ -175,7 +175,7 @@ def test_ai_job_counters_written_by_a_real_worker_appear_in_metrics(app, redis_c
     client.post("/v1/games/g1/suggestions")
     client.post("/v1/games/g2/suggestions")
     rq.SimpleWorker([app.extensions["queues"]["suggest"]], connection=redis_conn).work(burst=True)
-    observability.record_ai_job(redis_conn, "ismcts", "failed")
+    metrics.record_ai_job(redis_conn, "ismcts", "failed")
     samples = _samples(client.get("/metrics").data)
     assert samples[("tilehouse_ai_jobs_total", (("engine", "greedy"), ("outcome", "played")))] == 2
     assert samples[("tilehouse_ai_jobs_total", (("engine", "ismcts"), ("outcome", "failed")))] == 1
@@ -183,7 +183,7 @@ def test_ai_job_counters_written_by_a_real_worker_appear_in_metrics(app, redis_c
 
 def test_games_created_and_finished_are_counted(app, redis_conn):
     for event in ("created", "created", "finished"):
-        observability.record_game(redis_conn, event)
+        metrics.record_game(redis_conn, event)
     samples = _samples(app.test_client().get("/metrics").data)
     assert samples[("tilehouse_games_created_total", ())] == 2
     assert samples[("tilehouse_games_finished_total", ())] == 1
@@ -191,7 +191,7 @@ def test_games_created_and_finished_are_counted(app, redis_conn):
 
 def test_record_game_rejects_an_unknown_event(redis_conn):
     with pytest.raises(ValueError, match="created"):
-        observability.record_game(redis_conn, "abandoned")
+        metrics.record_game(redis_conn, "abandoned")
 
 
 def test_queue_depth_is_reported_per_queue(app, redis_conn):
@@ -216,8 +216,8 @@ def test_metrics_still_answer_when_redis_is_down():
 
 def test_a_counter_lost_to_a_redis_outage_does_not_fail_the_job():
     down = redis.Redis(port=free_port(), retry=Retry(NoBackoff(), 0))
-    observability.record_ai_job(down, "greedy", "played")
-    observability.record_game(down, "finished")
+    metrics.record_ai_job(down, "greedy", "played")
+    metrics.record_game(down, "finished")
 
 
 # ------------------------------------------------------------------------------------------ health

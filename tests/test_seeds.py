@@ -13,6 +13,7 @@ from api_support import TEST_SEED_SECRET, bearer, create, humans, tokens_by_seat
 from rq.job import Job
 
 import engine
+from service import keys
 from service.fairplay import seeds
 from service.store import Store
 
@@ -51,12 +52,12 @@ def test_a_seed_reproduces_a_match_on_its_server_only(make_app):
 def test_without_a_configured_secret_one_is_made_once_in_redis_and_shared_by_every_api_process(
         make_app, redis_conn):
     a, b = make_app(SEED_SECRET="").test_client(), make_app(SEED_SECRET="").test_client()
-    assert redis_conn.get(seeds.SECRET_KEY) is None
+    assert redis_conn.get(keys.SEED_SECRET_KEY) is None
     game_a = create(a, "tiuu", humans(2), seed=5)
-    made = redis_conn.get(seeds.SECRET_KEY)
+    made = redis_conn.get(keys.SEED_SECRET_KEY)
     assert made and len(made) == 2 * seeds.SECRET_BYTES
     game_b = create(b, "tiuu", humans(2), seed=5)
-    assert redis_conn.get(seeds.SECRET_KEY) == made
+    assert redis_conn.get(keys.SEED_SECRET_KEY) == made
     assert _hand(a, game_a, 1) == _hand(b, game_b, 1)
     assert _stored(redis_conn, game_b["game"]["id"]).state.seed == seeds.derive(made, 5)
 

@@ -9,12 +9,10 @@ import threading
 import pytest
 
 import engine
-from service import config
+from service import config, tables
+from service.errors import GameNotFound, NotYourTurn, VersionConflict
 from service.store import (
-    GameNotFound,
-    NotYourTurn,
     Store,
-    VersionConflict,
     events_key,
     game_key,
     keys_of,
@@ -35,12 +33,16 @@ def _new(store: Store, rules_id: str = "tiengow", seed: int = 3) -> str:
     return game_id
 
 
+def _ctx(store: Store) -> tables.Context:
+    return tables.Context(store, config.load(environ={}))
+
+
 def test_a_move_replaces_the_state_and_raises_the_version_by_one(redis_conn):
     store = Store(redis_conn, TTL)
     game_id = _new(store)
     game = store.get(game_id)
     move = game.state.legal_moves()[0]
-    after, applied = store.apply_move(game_id, game.state.to_move, move.id, 0)
+    after, applied = tables.play(_ctx(store), game_id, game.state.to_move, move.id, 0)
     assert applied and after.version == 1
     again = store.get(game_id)
     assert again.version == 1 and again.doc["state"] == after.state.to_dict() != game.doc["state"]
@@ -53,12 +55,12 @@ def test_a_stale_version_raises_conflict_and_writes_nothing(redis_conn):
     game = store.get(game_id)
     before = redis_conn.hgetall(game_key(game_id))
     with pytest.raises(VersionConflict) as e:
-        store.apply_move(game_id, game.state.to_move, game.state.legal_moves()[0].id, 4)
+        tables.play(_ctx(store), game_id, game.state.to_move, game.state.legal_moves()[0].id, 4)
     assert e.value.current == 0
     with pytest.raises(NotYourTurn):
-        store.apply_move(game_id, (game.state.to_move + 1) % 4, game.state.legal_moves()[0].id, 0)
+        tables.play(_ctx(store), game_id, (game.state.to_move + 1) % 4, game.state.legal_moves()[0].id, 0)
     with pytest.raises(engine.IllegalMove):
-        store.apply_move(game_id, game.state.to_move, "play:6-6+6-6+6-6", 0)
+        tables.play(_ctx(store), game_id, game.state.to_move, "play:6-6+6-6+6-6", 0)
     assert redis_conn.hgetall(game_key(game_id)) == before
     assert redis_conn.llen(events_key(game_id)) == 0
 
@@ -80,7 +82,7 @@ def test_concurrent_compare_and_set_lets_exactly_one_of_twenty_writers_win(redis
         # every writer read the game before any of them wrote: a true lost-update race
         barrier.wait()
         try:
-            _, applied = own.apply_move(game_id, seat, moves[i % len(moves)], None)
+            _, applied = tables.play(_ctx(own), game_id, seat, moves[i % len(moves)], None)
             result = "applied" if applied else "retry"
         except (VersionConflict, NotYourTurn):
             result = "conflict"
@@ -110,7 +112,7 @@ def test_the_event_log_keeps_who_may_see_what(redis_conn):
         move = local.legal_moves()[-1]
         expected = local.play(move)
         logged = redis_conn.llen(events_key(game_id))
-        store.apply_move(game_id, game.state.to_move, move.id)
+        tables.play(_ctx(store), game_id, game.state.to_move, move.id)
         stored = [ev for _, ev in store.events(game_id, logged)]
         assert [(e["type"], e["seat"], e["data"]) for e in stored] == [(e["type"], e["seat"], e["data"])
                                                                        for e in expected]
@@ -126,7 +128,7 @@ def test_every_key_expires_after_the_idle_time_and_a_move_refreshes_it(redis_con
         assert 0 < redis_conn.ttl(key) <= 100
     redis_conn.expire(game_key(game_id), 10)
     game = store.get(game_id)
-    store.apply_move(game_id, game.state.to_move, game.state.legal_moves()[0].id)
+    tables.play(_ctx(store), game_id, game.state.to_move, game.state.legal_moves()[0].id)
     for key in keys_of(game_id)[:2]:
         assert 10 < redis_conn.ttl(key) <= 100
 
@@ -146,7 +148,7 @@ def test_delete_removes_every_key_and_the_game_is_gone(redis_conn):
     game_id = _new(store)
     store.add_job(game_id, "play-x-1")
     game = store.get(game_id)
-    store.apply_move(game_id, game.state.to_move, game.state.legal_moves()[0].id)
+    tables.play(_ctx(store), game_id, game.state.to_move, game.state.legal_moves()[0].id)
     assert store.delete(game_id) == ["play-x-1"]
     assert redis_conn.keys(f"*{{{game_id}}}*") == []
     with pytest.raises(GameNotFound):

@@ -1,8 +1,8 @@
-"""The blueprints of the API (shared/API.md), one per resource, and what they share: reading a JSON body,
+"""The blueprints of the API (docs/api.md), one per resource, and what they share: reading a JSON body,
 finding the caller's seat from its token, and the per-viewer projections of a stored game (view, moves,
 events) that never contain a tile the viewer may not see.
 
-Presence (issue 11): every request authenticated by a seat token records that the seat was seen
+Presence: every request authenticated by a seat token records that the seat was seen
 (``Store.touch``, at most once per ``PRESENCE_INTERVAL_SECONDS`` per seat, judged from the time the request
 has just read, so a poll in between writes nothing); every view shows ``last_seen_ms`` of each human seat.
 A presence update does not change the game's version or ``ETag``: a 304 may stand for a view whose
@@ -17,10 +17,12 @@ from typing import Any
 import redis
 from flask import Flask, Response, current_app, g, request
 
-from service import auth
+from service import auth, tables
+from service.errors import GameNotFound
+from service.keys import play_job_id
 from service.live import clock
 from service.problems import Problem
-from service.store import Game, GameNotFound, Store, now_ms, play_job_id
+from service.store import Game, Store, now_ms
 
 JSON_TYPES = ("application/json",)
 
@@ -37,6 +39,11 @@ def store() -> Store:
 
 def request_id() -> str | None:
     return getattr(g, "request_id", None)
+
+
+def context() -> tables.Context:
+    """What this request's use cases talk to (:mod:`service.tables`)."""
+    return tables.Context(store(), current_app.config, request_id())
 
 
 def _refuse_constant(name: str) -> Any:
@@ -161,9 +168,9 @@ def join_url(game_id: str, seat: int) -> str:
 
 
 def game_view(game: Game, seat: int | None, last: tuple[int, dict[str, Any]] | None) -> dict[str, Any]:
-    """The caller's view (shared/API.md "The view"): the engine's ``view(seat)`` plus the service's fields:
+    """The caller's view (docs/api.md, "The view"): the engine's ``view(seat)`` plus the service's fields:
     ``status`` (``waiting`` until every seat is taken), per seat its ``last_seen_ms``, ``clock_ms`` and, for
-    an open seat, its ``join`` URL; the ``clock``; the ``rematch_of``/``rematch`` links (issue 11)."""
+    an open seat, its ``join`` URL; the ``clock``; the ``rematch_of``/``rematch`` links."""
     state = game.state
     v = state.view(seat)
     clock_view, remaining = clock.view(game.doc, now_ms())

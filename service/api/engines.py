@@ -1,14 +1,14 @@
 """``/v1/engines``: the AI engines, straight from the AI registry (``ai.ENGINES``), and the one place the
 service asks the AI layer whether an engine id and its params are valid.
 
-Server caps (issue 16): the parameters named in ``config.PARAM_CAPS`` (``time_ms``, ``iterations``) are
+Server caps: the parameters named in ``config.PARAM_CAPS`` (``time_ms``, ``iterations``) are
 capped by settings (``TILEHOUSE_AI_MAX_TIME_MS``, ``TILEHOUSE_AI_MAX_ITERATIONS``) for every engine that has
 them.  A value above the cap is refused (422 naming the parameter), never clamped, so a client learns what
 it gets; an engine default above a cap runs at the cap (the client asked for nothing).  The listing shows
 each capped parameter's effective ``maximum`` and ``default`` and the ``cap`` itself, and the range of a
 suggestion's ``workers`` (capped by ``TILEHOUSE_AI_MAX_WORKERS``; 1 for engines that cannot split a search).
 
-Strength presets (issue 12): each engine's ``ai.Preset`` list, for a frontend's "engine + strength" choice;
+Strength presets: each engine's ``ai.Preset`` list, for a frontend's "engine + strength" choice;
 a preset that asks for more than a cap is left out of the listing.
 """
 

@@ -1,26 +1,22 @@
-"""``/v1/games``: create, view, move, read events, ask for suggestions, delete (shared/API.md)."""
+"""``/v1/games``: create, view, move, read events, ask for suggestions, delete (docs/api.md)."""
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
-from rq.exceptions import NoSuchJobError
-from rq.job import Job
 
-import engine
-from service import auth, jobs, schemas
+from service import auth, queues, schemas, tables
 from service.api import (
     caller,
     conn,
+    context,
     event_for,
     game_view,
     join_url,
     json_body,
     not_modified,
-    request_id,
     seat_of,
     store,
     viewer,
@@ -28,11 +24,10 @@ from service.api import (
 )
 from service.api import engines as engines_api
 from service.api.jobs import job_json
-from service.fairplay import budget, limits, seeds
+from service.fairplay import limits
 from service.fairplay.clients import address_key, client_key
-from service.live import clock as live_clock
 from service.problems import Problem, from_exception, invalid
-from service.store import Game, NotStarted, NotYourTurn, TimeUp, VersionConflict, new_game_id, now_ms
+from service.store import Game
 
 bp = Blueprint("games", __name__, url_prefix="/v1/games")
 
@@ -45,71 +40,32 @@ def _load(game_id: str) -> Game:
 @limits.limit_creation
 def create_game() -> ResponseReturnValue:
     data = schemas.load(schemas.CREATE_GAME, json_body())
-    rs = engine.get_rules(data["rules"])
-    seats_in: list[dict[str, Any]] = data["seats"]
-    public_seed: bool = data["public_seed"]
-    if public_seed and "seed" not in data:
+    seats: list[dict[str, Any]] = data["seats"]
+    if data["public_seed"] and "seed" not in data:
         raise invalid({"public_seed": ["a public seed needs the seed: send 'seed' too"]})
-    seed = data["seed"] if "seed" in data else secrets.randbits(63)
-    dealt = seeds.engine_seed(conn(), current_app.config, seed, [s["kind"] for s in seats_in], public_seed)
-    state = rs.new(len(seats_in), dealt, data["options"])
-    seats: list[dict[str, Any]] = []
-    for i, s in enumerate(seats_in):
-        meta: dict[str, Any] = {"seat": i, "name": s.get("name") or f"seat {i}", "kind": s["kind"],
-                                "engine": None, "params": {}}
+    for i, s in enumerate(seats):
         if s["kind"] == "ai":
             try:
-                meta["params"] = engines_api.check(s["engine"], s.get("params") or {})
+                s["params"] = engines_api.check(s["engine"], s.get("params") or {})
             except Exception as e:
                 raise from_exception(e, field_prefix=f"seats.{i}.") from None
-            meta["engine"] = s["engine"]
-        seats.append(meta)
-    game_id = new_game_id()
-    limits.admit_game(conn(), current_app.config, address_key(), game_id)
-    try:
-        game, tokens, admin = _store_new_game(game_id, rs, state, seed, dealt, public_seed, seats, data["clock"])
-    except BaseException:
-        # no game was kept: give its place among the client's live games back now, not after the 60 s that
-        # an admission in flight holds it (service.fairplay.limits)
-        limits.release_game(conn(), address_key(), game_id)
-        raise
-    jobs.record_game(conn(), "created")
-    jobs.schedule_play(conn(), game, request_id=request_id(), cfg=current_app.config)
-    live_clock.schedule(conn(), game, current_app.config)
+    game, tokens, admin = tables.create(context(), rules=data["rules"], seats=seats, options=data["options"],
+                                        seed=data.get("seed"), public_seed=data["public_seed"],
+                                        clock_settings=data["clock"], client=address_key())
     body = {"game": game_view(game, None, None), "admin_token": admin,
             "seats": [{"seat": int(k), "token": t} for k, t in sorted(tokens.items(), key=lambda kv: int(kv[0]))],
-            "join": [{"seat": i, "url": join_url(game_id, i), "code": game_id} for i in game.open_seats]}
+            "join": [{"seat": i, "url": join_url(game.id, i), "code": game.id} for i in game.open_seats]}
     resp = jsonify(body)
     resp.status_code = 201
-    resp.headers["Location"] = f"/v1/games/{game_id}"
+    resp.headers["Location"] = f"/v1/games/{game.id}"
     return with_etag(resp, game)
-
-
-def _store_new_game(game_id: str, rs: engine.RuleSet, state: engine.State, seed: int, dealt: int,
-                    public_seed: bool, seats: list[dict[str, Any]],
-                    clock: dict[str, Any] | None) -> tuple[Game, dict[str, str], str]:
-    """The new game's tokens and document, stored: ``(game, seat tokens by seat, admin token)``."""
-    tokens = {str(i): auth.new_token(game_id) for i, s in enumerate(seats) if s["kind"] == "human"}
-    admin = auth.new_token(game_id)
-    hashes = {k: auth.token_hash(t) for k, t in tokens.items()}
-    hashes[auth.ADMIN] = auth.token_hash(admin)
-    # ``seed``: what the creator asked for (or the server drew); ``engine_seed``: what the engine dealt with
-    # (service.fairplay.seeds) -- shown by nothing but the replay of the finished match
-    doc = {"id": game_id, "rules": rs.id, "options": state.options, "players": len(seats), "seed": seed,
-           "engine_seed": dealt, "public_seed": public_seed, "seats": seats, "state": state.to_dict(),
-           "last_move": None, "clock": clock,
-           "clocks": live_clock.initial(clock, seats), "rematch_of": None, "rematch": None}
-    # a game with no open seat starts now: the first seat's clock (if it has one) runs from its creation
-    live_clock.restart(doc, state.to_move, now_ms(), all(s["kind"] != "open" for s in seats))
-    game = store().create(game_id, doc, hashes, live_index=limits.games_key(address_key()))
-    return game, tokens, admin
 
 
 @bp.get("/<game_id>")
 def get_game(game_id: str) -> ResponseReturnValue:
     game = _load(game_id)
     seat = viewer(game)
-    if game.ai_to_move and jobs.ensure_ai_progress(conn(), game, current_app.config):
+    if game.ai_to_move and queues.ensure_ai_progress(conn(), game, current_app.config):
         game = _load(game_id)
     cached = not_modified(game)
     if cached is not None:
@@ -124,11 +80,7 @@ def delete_game(game_id: str) -> ResponseReturnValue:
     game = _load(game_id)
     if caller(game, required=True) != auth.ADMIN:
         raise Problem(403, "deleting a game needs its admin_token", slug="not-admin")
-    for job_id in store().delete(game_id):
-        try:
-            Job.fetch(job_id, connection=conn()).delete()
-        except NoSuchJobError:
-            continue
+    tables.delete(context(), game_id)
     return "", 204
 
 
@@ -151,20 +103,9 @@ def post_move(game_id: str) -> ResponseReturnValue:
     seat = seat_of(game)
     data = schemas.load(schemas.MOVE, json_body())
     if isinstance(data["move"], dict):
-        # unknown fields are a 422 before anything else, retries included (issue 16)
+        # unknown fields are a 422 before anything else, retries included
         game.state.check_move_fields(data["move"])
-    try:
-        after, applied = store().apply_move(game_id, seat, data["move"], data.get("version"), game)
-    except TimeUp as e:
-        # the flag fell before the scheduled timeout ran: carry it out now, then refuse the move
-        done = live_clock.run_timeout(store(), game_id, e.version, current_app.config)
-        raise Problem(409, str(e), slug="time-up", title="Out of time",
-                      extra={"version": done["version"] if done["version"] is not None else e.version}) from None
-    if applied:
-        if after.state.finished:
-            jobs.record_game(conn(), "finished")
-        jobs.schedule_play(conn(), after, request_id=request_id(), cfg=current_app.config)
-        live_clock.schedule(conn(), after, current_app.config)
+    after, _ = tables.play(context(), game_id, seat, data["move"], data.get("version"), game)
     return with_etag(jsonify(game_view(after, seat, after.last_event)), after)
 
 
@@ -192,16 +133,8 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
     max_workers = current_app.config["AI_MAX_WORKERS"]
     if data["workers"] > max_workers:
         raise invalid({"workers": [f"at most {max_workers} on this server (its cap), not {data['workers']}"]})
-    if "version" in data and data["version"] != game.version:
-        raise VersionConflict(data["version"], game.version)
-    if game.waiting:
-        raise NotStarted(game.open_seats)
-    if game.state.to_move != seat:
-        raise NotYourTurn(seat, game.state.to_move)
-    charged = budget.charge(conn(), current_app.config, game_id, client_key(), params, data["workers"])
-    seed = data["seed"] if "seed" in data else secrets.randbits(63)
-    job = jobs.enqueue_suggestion(conn(), game, seat, engine_id, params, data["workers"], seed, request_id(),
-                                  cfg=current_app.config, charged=charged)
+    job = tables.suggest(context(), game, seat, engine_id, params, data["workers"], data.get("seed"),
+                         data.get("version"), client_key())
     resp = jsonify(job_json(job))
     resp.status_code = 202
     resp.headers["Location"] = f"/v1/jobs/{job.id}"

@@ -1,4 +1,4 @@
-"""``/v1/jobs/{job_id}``: the status of an AI job (shared/API.md "AI").
+"""``/v1/jobs/{job_id}``: the status of an AI job (docs/api.md, "AI").
 
 ``queued`` (RQ's queued, deferred or scheduled), ``started``, ``finished`` with ``result``, or ``failed``
 with a ``problem`` document.  A suggestion job is readable only with the token of the seat that asked for
@@ -18,10 +18,10 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from service.api import caller, conn, store
+from service.errors import GameNotFound
 from service.hardening import recovery
 from service.jobs import decision_json
 from service.problems import TYPE_PREFIX, Problem
-from service.store import GameNotFound
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 

@@ -1,4 +1,4 @@
-"""``GET /v1/games?status=open&rules=...``: the lobby of joinable games (issue 11).
+"""``GET /v1/games?status=open&rules=...``: the lobby of joinable games.
 
 Lists the games that have a seat anyone may take (``kind: "open"``), most recently active first, from the
 index ``th:lobby[:<rules>]`` (``Store.lobby``) that every commit changing a game's joinability keeps right,

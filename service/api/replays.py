@@ -1,4 +1,4 @@
-"""``GET /v1/games/{id}/replay``: the whole record of a finished match (issue 13, point 4).
+"""``GET /v1/games/{id}/replay``: the whole record of a finished match.
 
 Once the match is over nothing in it is hidden any more, so anyone who may read the game (any seat, the
 admin or a spectator; a bad token is still a 401/403) gets every event with every seat's secret part, the

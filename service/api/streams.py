@@ -1,4 +1,4 @@
-"""``/v1/games/{id}/stream`` and ``/v1/games/{id}/stream-tickets`` (issue 11, "Push stream"): the game's
+"""``/v1/games/{id}/stream`` and ``/v1/games/{id}/stream-tickets``: the game's
 events pushed as Server-Sent Events, and the tickets with which a browser opens a seat's stream.
 
 Who is watching: ``?ticket=`` (from ``POST .../stream-tickets``), or ``Authorization: Bearer`` with a seat

@@ -1,4 +1,4 @@
-"""The AI CPU budget (issue 16.1): milliseconds of AI search one game and one client may have per minute.
+"""The AI CPU budget: milliseconds of AI search one game and one client may have per minute.
 
 A suggestion is charged, when it is asked for, the most it can cost: each of its ``workers`` parts may
 search for ``time_ms`` (an engine without ``time_ms`` -- greedy, random -- is charged a nominal
@@ -28,7 +28,8 @@ from typing import Any
 
 import redis
 
-from service.problems import Problem
+from service.errors import BudgetSpent
+from service.keys import budget_client_key, budget_game_key
 
 #: the charge of a suggestion by an engine with no ``time_ms`` parameter, in milliseconds
 NOMINAL_COST_MS = 100
@@ -50,14 +51,6 @@ return redis.call('DECRBY', KEYS[1], ARGV[1])
 """
 
 
-def game_key(game_id: str, minute: int) -> str:
-    return f"th:budget:{{{game_id}}}:{minute}"
-
-
-def client_key(client: str, minute: int) -> str:
-    return f"th:budget:client:{client}:{minute}"
-
-
 def part_cost_ms(params: Mapping[str, Any]) -> int:
     """The most one search with ``params`` may take, in milliseconds."""
     time_ms = params.get("time_ms")
@@ -67,13 +60,13 @@ def part_cost_ms(params: Mapping[str, Any]) -> int:
 def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str, params: Mapping[str, Any],
            workers: int, now: float | None = None) -> dict[str, Any]:
     """Charge a suggestion of ``workers`` parts to the game's and the client's budgets of this minute, or
-    raise a 429 problem.  Returns what each part may give back (for the job's meta)."""
+    raise :class:`~service.errors.BudgetSpent`.  Returns what each part may give back (for the job's meta)."""
     now = time.time() if now is None else now
     minute = int(now // 60)
     part = part_cost_ms(params)
     cost = part * workers
-    retry = str(max(1, math.ceil(60 - now % 60)))
-    keys = [game_key(game_id, minute), client_key(client, minute)]
+    retry = max(1, math.ceil(60 - now % 60))
+    keys = [budget_game_key(game_id, minute), budget_client_key(client, minute)]
     limits = [int(cfg["AI_CPU_MS_PER_MINUTE_PER_GAME"]), int(cfg["AI_CPU_MS_PER_MINUTE_PER_CLIENT"])]
     whose = ("this game", "this client")
     charged: list[str] = []
@@ -81,9 +74,8 @@ def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str,
         if conn.eval(CHARGE_LUA, 1, key, cost, limit, KEY_TTL_SECONDS) == -1:
             for done in charged:
                 conn.eval(REFUND_LUA, 1, done, cost)
-            raise Problem(429, f"the AI budget of {who} for this minute ({limit} ms of search) cannot pay for "
-                               f"{cost} ms more ({workers} x time_ms {part}); ask for less or wait",
-                          slug="ai-budget", title="AI budget spent", headers={"Retry-After": retry})
+            raise BudgetSpent(f"the AI budget of {who} for this minute ({limit} ms of search) cannot pay for "
+                              f"{cost} ms more ({workers} x time_ms {part}); ask for less or wait", retry_after=retry)
         charged.append(key)
     return {"keys": keys, "part_ms": part}
 

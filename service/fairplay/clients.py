@@ -1,4 +1,4 @@
-"""Who a client is, for the per-client limits of issue 16: the bearer token it presents, else its address.
+"""Who a client is, for the per-client limits: the bearer token it presents, else its address.
 
 A request with ``Authorization: Bearer <token>`` is the client of that token (a seat, or a table's admin);
 one without is its IP address -- ``request.remote_addr``, which is the proxy's own address unless the proxy

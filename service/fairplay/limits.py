@@ -1,4 +1,4 @@
-"""Request-rate limits (issue 16): how many games one client may create per minute, how many of its games
+"""Request-rate limits: how many games one client may create per minute, how many of its games
 may be live (not finished, not expired, not deleted) at once, and how many suggestions a seat may ask for.
 
 * Suggestions: at most ``SUGGESTIONS_PER_MINUTE`` (default 30) accepted suggestions per seat (its token) in
@@ -12,54 +12,24 @@ may be live (not finished, not expired, not deleted) at once, and how many sugge
   rematch made).  The client is the address
   (:func:`service.fairplay.clients.address_key`), not a token: a creator has no token of its own yet, and a
   made-up ``Authorization`` header must not make a fresh client.
-* The live-games cap is not a rate: each client address has a Redis sorted set of the games it created
-  (``th:client:<address>:games``, game id -> admission time in ms); before a game is admitted the set is
-  pruned of games that are gone or finished, then one Lua script adds the new id only while fewer than
-  ``LIVE_GAMES_PER_CLIENT`` (default 20) remain.  More is a 429 problem (``live-games``) whose
-  ``Retry-After`` is a guess (a minute): room is made by finishing or deleting a game.
-
-  The pruning reads each listed game's ``finished`` flag (:meth:`service.store.Store.finished`: one
-  pipelined ``HMGET`` for all of them, which the store's create and commit write with the state), never the
-  games' states, so a creation costs the same however big or many the live games are.  The check and the
-  add are one script, so concurrent creations never pass the cap; and an id admitted less than
-  ``PENDING_SECONDS`` ago whose game is not stored yet is a creation in flight, not a gone game, so a
-  concurrent admission does not prune it.  A deleted game leaves the set at once (the store keeps the set's
-  name with the game, ``live_index``), and a creation that admitted an id and then kept no game gives the
-  place back (:func:`release_game`).  Rematches (``POST /v1/games/{id}/rematch``) are admitted the same way,
-  against the address that asks for them, and count in the same creation rate.
+* The live-games cap is not a rate: :mod:`service.fairplay.live_games` (no Flask: the use cases admit
+  every game they create there).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
-import redis
 from flask import Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
 from service.fairplay.clients import address_key, client_key
+from service.keys import LIMITER_PREFIX
 from service.problems import Problem, response
-from service.store import Store
-
-#: prefix of Flask-Limiter's keys in Redis
-KEY_PREFIX = "th:limits"
-#: the Retry-After of a refused game when the live cap is reached, in seconds
-LIVE_RETRY_AFTER_SECONDS = 60
-#: seconds an admitted id whose game is not stored yet still counts (the creation is in flight)
-PENDING_SECONDS = 60
-
-#: KEYS: the client's game set.  ARGV: cap, game id, now (ms), ttl.  1 when the game was admitted.
-ADMIT_LUA = """
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-return 1
-"""
-
 
 #: what each limited route counts, for the problem's detail
 _COUNTED = {"games.create_game": "new games from one client address",
@@ -77,7 +47,7 @@ def _rate_limited(limit: RequestLimit) -> Response:
                             headers={"Retry-After": str(retry)}))
 
 
-limiter = Limiter(key_func=address_key, key_prefix=KEY_PREFIX, strategy="moving-window", on_breach=_rate_limited)
+limiter = Limiter(key_func=address_key, strategy="moving-window", on_breach=_rate_limited)
 
 
 def games_per_minute() -> str:
@@ -115,6 +85,8 @@ limit_suggestions = limiter.limit(suggestions_per_minute, key_func=client_key, d
 def init_app(app: Flask) -> None:
     """Flask-Limiter on the service's Redis (``RATELIMIT_*`` settings may still be given in the config)."""
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"])
+    # the moving windows under the service's prefix (the storage's own default prefix is ``LIMITS``)
+    app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"key_prefix": LIMITER_PREFIX})
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", False)
     limiter.init_app(app)
     # the problem document made by _rate_limited, ahead of the generic handler of service.problems
@@ -125,31 +97,3 @@ def _breached(exc: RateLimitExceeded) -> ResponseReturnValue:
     if exc.response is not None:
         return exc.response
     return response(Problem(429, exc.description or "too many requests", headers={"Retry-After": "60"}))
-
-
-def games_key(client: str) -> str:
-    return f"th:client:{client}:games"
-
-
-def admit_game(conn: redis.Redis, cfg: Mapping[str, Any], client: str, game_id: str) -> None:
-    """Count ``game_id`` as a live game of ``client``, or raise a 429 problem when it has too many."""
-    key = games_key(client)
-    now = int(time.time() * 1000)
-    listed = {(raw.decode() if isinstance(raw, bytes) else str(raw)): int(score)
-              for raw, score in cast(list[tuple[bytes, float]], conn.zrange(key, 0, -1, withscores=True))}
-    over = Store(conn, cfg["GAME_TTL_SECONDS"]).finished(listed)
-    done = [gid for gid, finished in over.items()
-            if finished or (finished is None and now - listed[gid] > PENDING_SECONDS * 1000)]
-    if done:
-        conn.zrem(key, *done)
-    cap = int(cfg["LIVE_GAMES_PER_CLIENT"])
-    admitted = conn.eval(ADMIT_LUA, 1, key, cap, game_id, now, int(cfg["GAME_TTL_SECONDS"]))
-    if not admitted:
-        raise Problem(429, f"at most {cap} live games per client: finish or delete one first",
-                      slug="live-games", title="Too many live games",
-                      headers={"Retry-After": str(LIVE_RETRY_AFTER_SECONDS)})
-
-
-def release_game(conn: redis.Redis, client: str, game_id: str) -> None:
-    """Give back the place of ``game_id`` (admitted, but its game was not kept)."""
-    conn.zrem(games_key(client), game_id)

@@ -1,4 +1,4 @@
-"""Seeds that do not reveal hands (issue 16.3).
+"""Seeds that do not reveal hands.
 
 The engine deals every hand of a match from one integer seed (``engine.new_game``), deterministically.  If
 that seed were the one a client sends, whoever creates a table with ``"seed": 1`` could deal the same match
@@ -9,7 +9,7 @@ offline and read every hidden tile.  So the seed a client sends (or the server d
 
 where ``secret`` is the server's seed secret: ``TILEHOUSE_SEED_SECRET`` when set (every API process of a
 deployment must then share it), otherwise 32 random bytes generated once and kept in Redis under
-:data:`SECRET_KEY` (``SET NX``: the first process to ask creates it, every later one reads the same).  The same
+:data:`service.keys.SEED_SECRET_KEY` (``SET NX``: the first process to ask creates it, every later one reads the same).  The same
 requested seed therefore reproduces the same match on this server (tests, bug reports) and nowhere else,
 and the effective seed is shown only by the replay of a finished match (``GET /v1/games/{id}/replay``).
 
@@ -35,8 +35,8 @@ from typing import Any
 
 import redis
 
-#: Redis key of the generated seed secret (used only when TILEHOUSE_SEED_SECRET is not set)
-SECRET_KEY = "th:seed-secret"
+from service.keys import SEED_SECRET_KEY
+
 #: bytes of a generated secret
 SECRET_BYTES = 32
 SEED_BITS = 63
@@ -47,8 +47,8 @@ def secret(conn: redis.Redis, cfg: Mapping[str, Any]) -> bytes:
     configured = cfg.get("SEED_SECRET") or ""
     if configured:
         return str(configured).encode()
-    conn.set(SECRET_KEY, secrets.token_hex(SECRET_BYTES), nx=True)
-    stored = conn.get(SECRET_KEY)
+    conn.set(SEED_SECRET_KEY, secrets.token_hex(SECRET_BYTES), nx=True)
+    stored = conn.get(SEED_SECRET_KEY)
     if stored is None:  # deleted between the two calls: ask again
         return secret(conn, cfg)
     return stored if isinstance(stored, bytes) else str(stored).encode()

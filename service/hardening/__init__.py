@@ -1,4 +1,4 @@
-"""Hardening of the service (issue 15): request bodies bounded before they are read, AI jobs of a killed
+"""Hardening of the service: request bodies bounded before they are read, AI jobs of a killed
 worker noticed and re-run within seconds, and ``/metrics`` kept off the public API.
 
 * :mod:`service.hardening.bodies` -- the body size limit, for ``Content-Length`` and chunked bodies alike.

@@ -1,5 +1,5 @@
 """Request bodies larger than ``MAX_BODY_BYTES`` are a 413 problem document, whether the client says the
-length (``Content-Length``) or streams the body chunked (issue 15, "Limits").
+length (``Content-Length``) or streams the body chunked.
 
 Flask's ``MAX_CONTENT_LENGTH`` alone does not hold for a chunked body: werkzeug then reads the stream up to
 the limit and hands the view a truncated body, which answered 400 ("not valid JSON") for any oversized

@@ -1,4 +1,4 @@
-"""``/metrics`` kept off the public API (issue 15, "Metrics exposure").
+"""``/metrics`` kept off the public API.
 
 Two ways, either or both:
 

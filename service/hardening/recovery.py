@@ -1,4 +1,4 @@
-"""A killed worker's AI job is noticed and run again within seconds (issue 15, "Recovery").
+"""A killed worker's AI job is noticed and run again within seconds.
 
 How RQ notices a job whose worker died.  A job being run sits in its queue's ``StartedJobRegistry`` with a
 score = the time its heartbeat expires.  A worker's periodic maintenance (``clean_registries``) takes every
@@ -30,7 +30,7 @@ on RQ's ``rq.worker`` logger: they show with ``TILEHOUSE_LOG_LEVEL=DEBUG``, and 
 a warning, an abandoned job failed over -- is untouched.
 
 The read-side watchdog.  :func:`abandoned` tells whether a job is ``started`` but its heartbeat is older
-than ``ABANDONED_JOB_SECONDS``; the game view (``service.jobs.ensure_ai_progress``) and the job status
+than ``ABANDONED_JOB_SECONDS``; the game view (``service.queues.ensure_ai_progress``) and the job status
 (``GET /v1/jobs/<id>``) then run the same registry cleanup at once instead of waiting for a worker's next
 maintenance round.  It costs nothing on the common path (the job hash it reads is read anyway).
 

@@ -1,4 +1,4 @@
-"""Chess-style clocks for the human seats of a game (issue 11, acceptance 3).
+"""Chess-style clocks for the human seats of a game: the pure arithmetic (no Redis, no RQ).
 
 Settings, chosen at creation: ``clock: {"initial_ms", "increment_ms", "on_timeout"}`` (Fischer: every move
 of a seat adds ``increment_ms`` to its clock after its thinking time is taken off).  Human seats -- also open
@@ -11,12 +11,11 @@ When the clocks run.  Only while the game is active (not waiting for seats, not 
 the seat to move.  A seat's clock starts when it becomes the seat to move (the commit of the move, join or
 AI move before), so the AI's thinking time and a waiting lobby cost nobody anything.
 
-Timeouts.  Every commit that leaves a clocked seat to move schedules one RQ job, ``clock-<game>-<version>``,
-for the moment its time runs out (``Queue.enqueue_at``; RQ's scheduler, started by ``worker.py`` with the
-workers, moves it to the ``play`` queue when due -- RQ checks once a second, so a flag falls up to about a
-second late; a move arriving after the deadline but before the job ran is refused with 409 ``time-up`` and
-the timeout is carried out at once by that request).  The job does nothing when the game has moved on.
-Otherwise, by ``on_timeout``:
+Timeouts.  Every change that leaves a clocked seat to move schedules one RQ job for the moment its time
+runs out (:func:`service.queues.schedule_timeout`; RQ's scheduler checks once a second, so a flag falls up to
+about a second late; a move arriving after the deadline but before the job ran is refused with 409
+``time-up`` and the timeout is carried out at once by that request).  The job
+(:func:`service.tables.time_out`) does nothing when the game has moved on.  Otherwise, by ``on_timeout``:
 
 * ``"move"`` (default): the ``greedy`` engine makes the seat's move, from what the seat may see (the AI never
   peeks); a ``timeout`` event with ``{"action": "move", "engine": "greedy"}`` comes before the move's own
@@ -32,35 +31,17 @@ joins late does not lose time before the game starts; the remaining times are wh
 from __future__ import annotations
 
 import copy
-import logging
-import math
-import time
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import redis
-    from rq.job import Job
-
     from engine.game import State
-    from service.store import Game
 
 #: bounds of the settings (milliseconds): 0.1 s to 24 h to start with, at most 1 h added per move
 MIN_INITIAL_MS = 100
 MAX_INITIAL_MS = 24 * 3600 * 1000
 MAX_INCREMENT_MS = 3600 * 1000
 ON_TIMEOUT = ("move", "forfeit")
-#: the engine that moves for a seat whose time ran out
-TIMEOUT_ENGINE = "greedy"
-#: a timeout job that finds its deadline this close (ms) waits for it rather than giving up
-EARLY_WAIT_MS = 2000
-#: hard limit of one timeout job, in seconds (a greedy move takes milliseconds)
-TIMEOUT_JOB_SECONDS = 30
 
-log = logging.getLogger(__name__)
-
-
-# --------------------------------------------------------------------------- pure clock arithmetic
 
 def clocked(meta: dict[str, Any]) -> bool:
     """Human seats (and open seats, which become human) have a clock; AI seats do not."""
@@ -126,107 +107,3 @@ def view(doc: dict[str, Any], now: int) -> tuple[dict[str, Any] | None, list[int
     return ({"initial_ms": settings["initial_ms"], "increment_ms": settings["increment_ms"],
              "on_timeout": settings["on_timeout"], "running": c["running"], "running_since_ms": c["since"],
              "deadline_ms": deadline(doc), "server_time_ms": now}, list(c["remaining"]))
-
-
-# --------------------------------------------------------------------------- timeouts on RQ
-
-def timeout_job_id(game_id: str, version: int) -> str:
-    return f"clock-{game_id}-{version}"
-
-
-def schedule(conn: redis.Redis, game: Game, cfg: dict[str, Any] | None = None) -> Job | None:
-    """Schedule the timeout job of ``game``'s running clock (none when no clock runs)."""
-    from rq import Queue
-    from rq.exceptions import DuplicateJobError
-
-    from service import jobs
-    from service.store import Store
-
-    due = deadline(game.doc)
-    if due is None or game.state.finished:
-        return None
-    cfg = cfg or jobs.settings()
-    job_id = timeout_job_id(game.id, game.version)
-    try:
-        # RQ's scheduled registry counts whole seconds (rounding down): round up, so that it is never early
-        job = Queue(jobs.PLAY, connection=conn).enqueue_at(
-            datetime.fromtimestamp(math.ceil(due / 1000), UTC), timeout, game.id, game.version, job_id=job_id,
-            unique=True,
-            job_timeout=TIMEOUT_JOB_SECONDS, result_ttl=cfg["JOB_RESULT_TTL_SECONDS"],
-            failure_ttl=cfg["JOB_FAILURE_TTL_SECONDS"],
-            meta={"kind": "clock", "game": game.id, "version": game.version})
-    except DuplicateJobError:
-        return None
-    Store(conn, cfg["GAME_TTL_SECONDS"]).add_job(game.id, job_id)
-    return job
-
-
-def timeout(game_id: str, version: int) -> dict[str, Any]:
-    """The RQ job: carry out the timeout of the seat to move at ``version`` (nothing if it moved meanwhile)."""
-    from rq import get_current_job
-
-    from service import jobs
-    from service.store import Store
-
-    job = get_current_job()
-    assert job is not None
-    store = Store(job.connection, jobs.settings()["GAME_TTL_SECONDS"])
-    return run_timeout(store, game_id, version)
-
-
-def run_timeout(store: Any, game_id: str, version: int, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Carry out a due timeout through the store's compare-and-set; answers ``{"outcome", "version"}``:
-    ``timeout`` (done), ``stale`` (the game moved on, or someone else did it) or ``early`` (rescheduled)."""
-    import ai
-    from engine.game import event
-    from service import jobs
-    from service.store import GameNotFound, VersionConflict, now_ms
-
-    try:
-        game = store.get(game_id)
-    except GameNotFound:
-        return {"outcome": "stale", "version": None}
-    due = deadline(game.doc)
-    if game.version != version or due is None or game.state.finished:
-        return {"outcome": "stale", "version": game.version}
-    now = now_ms()
-    if now < due:  # a scheduler on a machine whose clock runs ahead: wait for the deadline (it is close)
-        if due - now > EARLY_WAIT_MS:
-            return {"outcome": "early", "version": game.version}
-        time.sleep((due - now) / 1000)
-        now = now_ms()
-    seat = game.doc["clocks"]["running"]
-    action = game.doc["clock"]["on_timeout"]
-    state = game.state.clone()
-    doc = dict(game.doc)
-    if action == "forfeit":
-        move = "resign"
-        events = [event("timeout", seat, action="forfeit"), *state.resign(seat)]
-        doc["clocks"] = {**copy.deepcopy(doc["clocks"]), "running": None, "since": None}
-        doc["clocks"]["remaining"][seat] = 0
-    else:
-        decision = ai.decide(TIMEOUT_ENGINE, game.state, seat, {},
-                             jobs.derive_seed(jobs.engine_seed(game), version, "timeout"))
-        move = decision.move.id
-        events = [event("timeout", seat, action="move", engine=TIMEOUT_ENGINE), *state.play(decision.move)]
-        doc["last_move"] = {"seat": None, "move": decision.move.id, "version": version}
-        after_move(doc, seat, state, max(now, due))
-        doc["clocks"]["remaining"][seat] = int(doc["clock"]["increment_ms"])
-    try:
-        after = store.commit(game, doc, state, events, move=move, mover=seat)
-    except (VersionConflict, GameNotFound):
-        return {"outcome": "stale", "version": store.version(game_id)}
-    after_commit(store.conn, game, after, cfg)
-    return {"outcome": "timeout", "version": after.version}
-
-
-def after_commit(conn: redis.Redis, before: Game, after: Game, cfg: dict[str, Any] | None = None,
-                 request_id: str | None = None) -> None:
-    """What follows any commit that is not a plain move: the AI seat's play job, the next timeout, and the
-    finished-games metric."""
-    from service import jobs
-
-    if after.state.finished and not before.state.finished:
-        jobs.record_game(conn, "finished")
-    jobs.schedule_play(conn, after, request_id=request_id, cfg=cfg)
-    schedule(conn, after, cfg)

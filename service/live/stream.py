@@ -1,4 +1,4 @@
-"""The push stream of a game (issue 11, "Push stream"): ``GET /v1/games/{id}/stream`` as Server-Sent Events.
+"""The push stream of a game: ``GET /v1/games/{id}/stream`` as Server-Sent Events.
 
 Every event of the game's log is sent as
 
@@ -53,7 +53,8 @@ from typing import Any
 import redis
 from redis.client import PubSub
 
-from service.store import GameNotFound, Store, live_channel
+from service.errors import GameNotFound
+from service.store import Store, live_channel
 
 #: the reconnect delay a browser's EventSource is told to use, in milliseconds
 RETRY_MS = 3000

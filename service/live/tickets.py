@@ -1,4 +1,4 @@
-"""Stream tickets (issue 11, "Push stream"): how a browser's ``EventSource``, which cannot send an
+"""Stream tickets: how a browser's ``EventSource``, which cannot send an
 ``Authorization`` header, opens a seat's stream.
 
 ``POST /v1/games/{id}/stream-tickets`` with a seat token (or the admin token) answers a ticket that
@@ -24,13 +24,9 @@ from __future__ import annotations
 import redis
 
 from service import auth
-from service.problems import Problem
+from service.errors import BadTicket, Forbidden
+from service.keys import ticket_key
 from service.schemas import MAX_TICKET_LENGTH
-from service.store import PREFIX
-
-
-def ticket_key(game_id: str, digest: str) -> str:
-    return f"{PREFIX}{{{game_id}}}:ticket:{digest}"
 
 
 def issue(conn: redis.Redis, game_id: str, who: int | str, ttl_seconds: int) -> str:
@@ -50,12 +46,11 @@ def redeem(conn: redis.Redis, game_id: str, ticket: str) -> int | str:
     if who is None:
         other = auth.token_game(ticket)
         if other and other != game_id and conn.exists(ticket_key(other, digest)):
-            raise Problem(403, "this stream ticket belongs to another game", slug="foreign-ticket")
+            raise Forbidden("this stream ticket belongs to another game", slug="foreign-ticket")
         raise _unknown()
     text = who.decode() if isinstance(who, bytes) else str(who)
     return auth.ADMIN if text == auth.ADMIN else int(text)
 
 
-def _unknown() -> Problem:
-    return Problem(401, "unknown or expired stream ticket; ask POST /v1/games/{id}/stream-tickets for a new one",
-                   slug="bad-ticket", title="Unknown or expired ticket")
+def _unknown() -> BadTicket:
+    return BadTicket()

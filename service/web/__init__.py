@@ -1,4 +1,4 @@
-"""The web client (issue 12): static files served at ``/`` and ``/static/<file>``, nothing else.
+"""The web client: static files served at ``/`` and ``/static/<file>``, nothing else.
 
 The client is plain ES modules, SVG and CSS in ``static/`` (no build step). It talks to the public ``/v1``
 API only, exactly as a third-party frontend would: bearer tokens in ``sessionStorage``, the view polled with

@@ -1,0 +1,247 @@
+"""The service's RQ queues (an adapter): which job goes on which queue, with which id, limits and meta.
+
+Two queues: ``suggest`` (a person waits for the answer) and ``play`` (AI seats and clock timeouts); workers
+listen to ``suggest`` first.  The job functions themselves are the entry points of :mod:`service.jobs`,
+named here by their dotted path (RQ imports them in the worker), so that this module never imports the
+use cases that call it.
+
+Play jobs.  When the seat to move is an AI seat, exactly one play job is queued, with the deterministic id
+``play-<game>-<version>`` (:func:`service.keys.play_job_id`) that the store wrote into the game in the same
+compare-and-set as the change -- a second enqueue of the same id is refused by RQ.  If it raises or times
+out, its failure callback queues the next step of the chain (:data:`CHAIN`): the same engine once more
+(``-retry``), then ``greedy`` (``-greedy``), then ``random`` (``-random``), and points the game's ``ai.job``
+at it, so a game never stalls.  A work horse killed outright runs no callback; the game view notices a dead
+job for the current version and queues the next step itself (:func:`ensure_ai_progress`).
+
+Clock timeouts.  Every change that leaves a clocked seat to move schedules one job, ``clock-<game>-<version>``,
+for the moment its time runs out (``Queue.enqueue_at``; RQ's scheduler, started by ``worker.py``, moves it
+to the ``play`` queue when due, checking once a second).
+
+Suggestion jobs.  An ``ismcts`` suggestion with ``workers: k > 1`` is split into k part jobs with different
+seeds and ``ceil(iterations / k)`` iterations each, plus one merge job that depends on all of them
+(allowing failures).  Job meta records the game and the seat, so only that seat's token can read the job.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import math
+import secrets
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from rq import Queue
+from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.job import Callback, Dependency, Job, JobStatus
+
+from service import config
+from service.errors import GameNotFound
+from service.hardening import recovery
+from service.keys import play_job_id, suggestion_job_id, timeout_job_id
+from service.live import clock
+from service.store import Game, Store
+
+SUGGEST = "suggest"
+PLAY = "play"
+#: the order workers serve queues in: a person waiting comes first
+QUEUE_ORDER = (SUGGEST, PLAY)
+
+#: attempt -> (job id suffix, engine override or None for the seat's own engine)
+CHAIN: tuple[tuple[str, str | None], ...] = (("", None), ("-retry", None), ("-greedy", "greedy"),
+                                             ("-random", "random"))
+#: hard limit of the cheap fallback engines, in seconds
+FALLBACK_TIMEOUT_SECONDS = 30
+#: hard limit of one timeout job, in seconds (a greedy move takes milliseconds)
+TIMEOUT_JOB_SECONDS = 30
+
+#: the job functions (service/jobs.py), by name: RQ imports them where the job runs
+PLAY_TURN = "service.jobs.play_turn"
+ON_PLAY_FAILURE = "service.jobs.on_play_failure"
+TIMEOUT = "service.jobs.timeout"
+SUGGEST_JOB = "service.jobs.suggest"
+MERGE_SUGGESTION = "service.jobs.merge_suggestion"
+
+log = logging.getLogger(__name__)
+
+
+@functools.lru_cache(maxsize=1)
+def settings() -> dict[str, Any]:
+    """The worker side reads configuration from the environment, once."""
+    return config.load()
+
+
+def make_queues(conn: redis.Redis) -> dict[str, Queue]:
+    return {name: Queue(name, connection=conn) for name in QUEUE_ORDER}
+
+
+def derive_seed(*parts: object) -> int:
+    digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def engine_seed(game: Game) -> int:
+    """The seed the game was dealt with (``service.fairplay.seeds``); games stored before the effective seed
+    existed have only ``seed``."""
+    return int(game.doc.get("engine_seed", game.doc["seed"]))
+
+
+def play_attempt_job_id(game_id: str, version: int, attempt: int) -> str:
+    return play_job_id(game_id, version, CHAIN[attempt][0])
+
+
+def engine_for(game: Game, seat: int, attempt: int) -> tuple[str, dict[str, Any]]:
+    """The engine and parameters of ``attempt`` of the chain for ``seat``."""
+    override = CHAIN[attempt][1]
+    if override is not None:
+        return override, {}
+    meta = game.seat_meta(seat)
+    return meta["engine"], dict(meta.get("params") or {})
+
+
+def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id: str | None = None,
+                  cfg: Mapping[str, Any] | None = None) -> Job | None:
+    """Queue the play job for the AI seat to move in ``game`` (none when a human or nobody is to move)."""
+    if game.state.finished or not game.ai_to_move:
+        return None
+    cfg = cfg or settings()
+    job_id = play_attempt_job_id(game.id, game.version, attempt)
+    timeout = cfg["AI_JOB_TIMEOUT_SECONDS"] if attempt < 2 else min(cfg["AI_JOB_TIMEOUT_SECONDS"],
+                                                                    FALLBACK_TIMEOUT_SECONDS)
+    queue = Queue(PLAY, connection=conn)
+    try:
+        job = queue.enqueue_call(
+            PLAY_TURN, args=(game.id, game.version, attempt), job_id=job_id, unique=True, timeout=timeout,
+            result_ttl=cfg["JOB_RESULT_TTL_SECONDS"], failure_ttl=cfg["JOB_FAILURE_TTL_SECONDS"],
+            on_failure=Callback(ON_PLAY_FAILURE),
+            meta={"kind": "play", "game": game.id, "version": game.version, "attempt": attempt,
+                  "request_id": request_id})
+    except DuplicateJobError:  # someone (another web process, the watchdog) queued this very job already
+        return None
+    Store(conn, cfg["GAME_TTL_SECONDS"]).add_job(game.id, job_id)
+    return job
+
+
+def next_attempt(conn: redis.Redis, game_id: str, version: int, attempt: int, request_id: str | None,
+                 cfg: Mapping[str, Any] | None = None) -> Job | None:
+    """Queue the step of the chain after ``attempt`` for ``game_id`` at ``version`` (nothing when the game
+    moved on or the chain is spent)."""
+    cfg = cfg or settings()
+    store = Store(conn, cfg["GAME_TTL_SECONDS"])
+    try:
+        game = store.get(game_id)
+    except GameNotFound:
+        return None
+    if game.version != version:
+        return None
+    nxt = attempt + 1
+    if nxt >= len(CHAIN):
+        # ``random`` itself failed: that is a bug in a rule set, not bad luck; log it and stop here
+        # rather than queue jobs forever
+        log.error("game %s version %s: every AI fallback failed", game_id, version)
+        return None
+    job_id = play_attempt_job_id(game_id, version, nxt)
+    if not store.set_ai_job(game_id, version, job_id):
+        return None
+    game.ai_job = job_id
+    return schedule_play(conn, game, attempt=nxt, request_id=request_id, cfg=cfg)
+
+
+_DEAD = {JobStatus.FAILED, JobStatus.CANCELED, JobStatus.STOPPED}
+
+
+def ensure_ai_progress(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | None = None) -> bool:
+    """The watchdog behind "a game never stalls": if the AI is to move but the job for this version is gone,
+    dead with no successor (Redis lost it), or started by a worker that stopped beating its heartbeat (the
+    worker was killed: service.hardening.recovery), queue the next step.  True when it queued one."""
+    if not game.ai_job or game.state.finished or not game.ai_to_move:
+        return False
+    cfg = cfg or settings()
+    try:
+        job = Job.fetch(game.ai_job, connection=conn)
+        status = job.get_status(refresh=False)
+    except NoSuchJobError:
+        status = None
+    if status == JobStatus.STARTED and recovery.abandoned(job, cfg["ABANDONED_JOB_SECONDS"]):
+        # its worker died: RQ's abandoned-job handling runs the failure callback, which queues the next step
+        recovery.fail_over(conn, job)
+        return True
+    attempt = next((i for i, (suffix, _) in enumerate(CHAIN) if suffix and game.ai_job.endswith(suffix)), 0)
+    if status is None:
+        return schedule_play(conn, game, attempt=attempt, cfg=cfg) is not None
+    if status in _DEAD:
+        return next_attempt(conn, game.id, game.version, attempt, None, cfg) is not None
+    return False
+
+
+def schedule_timeout(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | None = None) -> Job | None:
+    """Schedule the timeout job of ``game``'s running clock (none when no clock runs)."""
+    due = clock.deadline(game.doc)
+    if due is None or game.state.finished:
+        return None
+    cfg = cfg or settings()
+    job_id = timeout_job_id(game.id, game.version)
+    # RQ's scheduled registry counts whole seconds (rounding down): round up, so that it is never early
+    due_s = math.ceil(due / 1000)
+    try:
+        # ``ttl``: a job whose game moved on before it was due still expires (with its result's time, after it)
+        job = Queue(PLAY, connection=conn).enqueue_at(
+            datetime.fromtimestamp(due_s, UTC), TIMEOUT, game.id, game.version, job_id=job_id, unique=True,
+            ttl=max(1, due_s - int(time.time())) + int(cfg["JOB_RESULT_TTL_SECONDS"]),
+            job_timeout=TIMEOUT_JOB_SECONDS, result_ttl=cfg["JOB_RESULT_TTL_SECONDS"],
+            failure_ttl=cfg["JOB_FAILURE_TTL_SECONDS"],
+            meta={"kind": "clock", "game": game.id, "version": game.version})
+    except DuplicateJobError:
+        return None
+    Store(conn, cfg["GAME_TTL_SECONDS"]).add_job(game.id, job_id)
+    return job
+
+
+def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str, params: dict[str, Any],
+                       workers: int, seed: int, request_id: str | None,
+                       cfg: Mapping[str, Any] | None = None, charged: Mapping[str, Any] | None = None) -> Job:
+    """Queue a suggestion (split into parts for ``workers > 1``).  ``charged``: what the AI budget charged
+    each part (``service.fairplay.budget``), kept in the part's meta so that the worker gives back what the
+    search did not use."""
+    cfg = cfg or settings()
+    queue = Queue(SUGGEST, connection=conn)
+    nonce = secrets.token_hex(8)
+    base = suggestion_job_id(game.id, nonce)
+    meta = {"kind": "suggestion", "game": game.id, "version": game.version, "seat": seat,
+            "engine": engine_id, "request_id": request_id, "budget": dict(charged) if charged else None}
+    common = {"timeout": cfg["AI_JOB_TIMEOUT_SECONDS"], "result_ttl": cfg["JOB_RESULT_TTL_SECONDS"],
+              "failure_ttl": cfg["JOB_FAILURE_TTL_SECONDS"]}
+    store = Store(conn, cfg["GAME_TTL_SECONDS"])
+    if workers == 1:
+        job = queue.enqueue_call(SUGGEST_JOB, args=(game.id, game.version, seat, engine_id, params, seed),
+                                 job_id=base, meta=meta, **common)
+        store.add_job(game.id, base)
+        return job
+    part_params = dict(params)
+    if "iterations" in part_params:
+        part_params["iterations"] = max(1, math.ceil(part_params["iterations"] / workers))
+    parts = []
+    for i in range(workers):
+        pid = suggestion_job_id(game.id, nonce, i)
+        parts.append(queue.enqueue_call(
+            SUGGEST_JOB, args=(game.id, game.version, seat, engine_id, part_params, derive_seed(seed, i), True),
+            job_id=pid, meta={**meta, "part_of": base}, **common))
+        store.add_job(game.id, pid)
+    job = queue.enqueue_call(MERGE_SUGGESTION, args=(game.id, game.version, engine_id, [p.id for p in parts]),
+                             job_id=base, meta={**meta, "parts": [p.id for p in parts]},
+                             depends_on=Dependency(jobs=parts, allow_failure=True), at_front=True, **common)
+    store.add_job(game.id, base)
+    return job
+
+
+def delete_jobs(conn: redis.Redis, job_ids: list[str]) -> None:
+    """Remove the given RQ jobs (those that still exist)."""
+    for job_id in job_ids:
+        try:
+            Job.fetch(job_id, connection=conn).delete()
+        except NoSuchJobError:
+            continue
