@@ -487,7 +487,7 @@ class IsmctsEngine(Engine):
     description = ("Single-observer Information Set MCTS (Cowling, Powley & Whitehouse 2012): a fresh "
                    "determinization per iteration, UCB with availability counts, playouts to the end of the "
                    "deal scored by each seat's payoff change scaled to [0, 1].")
-    params = (
+    params: ClassVar[tuple[Param, ...]] = (
         Param("iterations", int, 1000, "search iterations (the search stops at iterations or time_ms, "
               "whichever comes first)", minimum=1, maximum=1_000_000),
         Param("time_ms", int, 10_000, "wall-clock budget in milliseconds", minimum=1, maximum=600_000),

@@ -25,6 +25,8 @@ class PerfectEngine(IsmctsEngine):
     id = "perfect"
     description = ("Reference for the arena only: the ismcts search on the true state (it sees every hand and "
                    "the stock), to measure what hidden information costs. Never served.")
+    #: ismcts's parameters but inference's: the true state leaves nothing to infer
+    params = tuple(p for p in IsmctsEngine.params if not p.name.startswith("inference"))
     presets: ClassVar[tuple[Preset, ...]] = ()
 
     def worlds(self, state: State, seat: Seat, params: dict[str, Any],

@@ -46,6 +46,9 @@ def test_only_a_reference_engine_is_handed_the_true_state():
     d = ai.decide_on_true_state("perfect", state, state.to_move, BUDGET, seed=1)
     assert any(d.move is m for m in state.legal_moves())
     assert d.stats["iterations"] == 60
+    # the true state leaves nothing to infer: the reference takes ismcts's parameters but inference's
+    with pytest.raises(ai.BadParams):
+        ai.decide_on_true_state("perfect", state, state.to_move, {**BUDGET, "inference": True}, seed=1)
 
 
 def test_the_reference_engine_decides_from_the_hidden_tiles_too():
