@@ -72,7 +72,12 @@ iterations (it tied the greedy engine); pairing cancels the world's luck out of 
 (``docs/ai.md``, "The wall variant").  Rule sets without ``distinct`` -- Kozel, Tiu U, Tien Gow -- are
 searched exactly as described above.
 
-Memory (issue 17): the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
+Worlds.  Every iteration's world comes from ``root.determinizer(seat)`` unless the engine supplies another
+sampler (``IsmctsEngine.worlds``): with ``inference``, ``ai.inference.sampler``, worlds shaped by an opponent
+model of the other seats' moves so far, its cost taken off ``time_ms``; for the arena's reference engine
+(``ai.perfect``), copies of the true state.
+
+Memory: the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
 and processes that search call ``settle_gc`` once the engines are imported.
 """
 
