@@ -133,9 +133,9 @@ loglevel = os.environ.get("TILEHOUSE_LOG_LEVEL", "info").lower()
 logconfig_dict: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "service.observability.ContextFilter"}},
+    "filters": {"context": {"()": "service.logs.ContextFilter"}},
     "formatters": {
-        "json": {"()": "service.observability.JsonFormatter"},
+        "json": {"()": "service.logs.JsonFormatter"},
         # JsonAccessLogger's message is a JSON line already; it passes through unchanged.
         "raw": {"format": "%(message)s"},
     },

@@ -4,7 +4,7 @@
 ``suggest`` queue, which that worker never serves, so an AI seat's move waits at most for the play jobs
 ahead of it.  ``tilehouse serve --workers N`` (N >= 2) and docker-compose.yml start one such worker.
 Every log line a worker writes about a job carries the job's ``job_id`` and the ``request_id`` of the
-request that queued it, RQ's own lines included (``observability.JobLogContext``).
+request that queued it, RQ's own lines included (``logs.JobLogContext``).
 
 The rule sets and AI engines are imported once, here, at start-up, so no job pays for an import.
 
@@ -33,7 +33,7 @@ from rq.worker import BaseWorker
 import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
-from service import config, jobs, observability  # noqa: F401 - jobs: the job functions, imported once
+from service import config, jobs, logs  # noqa: F401 - jobs: the job functions, imported once
 from service.hardening.recovery import RecoveringWorker, quiet_maintenance_logs, worker_options
 from service.queues import QUEUE_ORDER
 
@@ -46,13 +46,13 @@ from service.queues import QUEUE_ORDER
 #   Worker (fork per job):     16.0-16.4 ms per job.
 # A fork costs ~12 ms, about four times the job itself, and the AI-job overhead target is 20 ms p50, so
 # the worker runs jobs in process.
-class TilehouseWorker(observability.JobLogContext, RecoveringWorker):
+class TilehouseWorker(logs.JobLogContext, RecoveringWorker):
     """``SimpleWorker`` whose every log line about a job carries the job's id and request id, with
     heartbeats while a job runs, so that a killed worker's job is failed over within seconds
     (``RecoveringWorker``, service.hardening.recovery)."""
 
 
-class ForkingWorker(observability.JobLogContext, Worker):
+class ForkingWorker(logs.JobLogContext, Worker):
     """RQ's forking ``Worker`` (``--fork``), with the same log context."""
 
 
@@ -86,14 +86,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error(str(e))
     cfg = config.load()
     url = args.url or cfg["REDIS_URL"]
-    observability.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    logs.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
     # RQ's three lines per maintenance round (every WORKER_MAINTENANCE_SECONDS) only at DEBUG
     quiet_maintenance_logs()
     # the engines' tables are built (imported above): freeze them and keep full collections out of the
     # searches
     settle_gc()
     conn = redis.Redis.from_url(url)
-    queues = [observability.TracingQueue(name, connection=conn) for name in names]
+    queues = [logs.TracingQueue(name, connection=conn) for name in names]
     options = worker_options(cfg)
     if args.fork:
         worker: BaseWorker = ForkingWorker(queues, connection=conn, name=args.name, **options)

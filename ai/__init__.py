@@ -16,100 +16,28 @@
 * :func:`merge` combines the decisions of several independent searches of the same decision (root
   parallelism): visits per move are summed, the most visited move wins.
 
-See ``docs/ai.md`` and ``shared/ARCHITECTURE.md`` ("The AI protocol").
+See ``docs/ai.md`` and ``docs/developing.md``.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import logging
-from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 # ``from random import Random``, not ``import random``: the submodule ai.random is bound to the name
 # ``random`` in this package's namespace once it is imported.
 from random import Random
-from typing import Any, ClassVar
+from typing import Any
 
 from ai.exceptions import AIError, ArenaOnly, BadParams, EngineFailure, NotToMove, UnknownEngine
-from engine.game import Field, Move, Seat, State
+from ai.protocol import Decision, Engine, Param, Preset
+from engine.game import Move, Seat, State
 
 log = logging.getLogger(__name__)
 
 #: the entry-point group third-party engines register under
 ENTRY_POINT_GROUP = "tilehouse.engines"
-
-@dataclass(frozen=True)
-class Param(Field):
-    """One engine parameter (the schema is shared with rule options); a bad value is ``BadParams``
-    naming it."""
-
-    kind: ClassVar[str] = "parameter"
-
-    def error(self, message: str) -> Exception:
-        return BadParams(message, self.name)
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A named strength of an engine: parameter values that a frontend offers as one choice (issue 12:
-    "engine + strength preset").  ``default`` marks the one a frontend picks first."""
-
-    name: str
-    label: str
-    params: Mapping[str, Any]
-    default: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "label": self.label, "params": dict(self.params), "default": self.default}
-
-
-@dataclass(frozen=True)
-class Decision:
-    """An engine's answer: the move and JSON-ready statistics (``iterations``, ``elapsed_ms``,
-    ``candidates``: ``[{"move": id, "visits": int, "mean_reward": float | None}, ...]`` and any
-    engine-specific facts).  ``moves`` holds the legal moves the decision was taken among, so that
-    :func:`merge` can name a winner that no single part chose."""
-
-    move: Move
-    stats: dict[str, Any]
-    moves: tuple[Move, ...] = field(default=(), repr=False, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"move": self.move.to_dict(), "stats": self.stats}
-
-
-class Engine(ABC):
-    """An AI player.  Stateless between calls: everything comes in through ``choose``'s arguments."""
-
-    id: ClassVar[str]
-    description: ClassVar[str]
-    params: ClassVar[tuple[Param, ...]] = ()
-    #: named strengths; an engine without any is offered with its defaults
-    presets: ClassVar[tuple[Preset, ...]] = ()
-
-    def validate(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
-        """``params`` completed with defaults; ``BadParams`` naming the parameter for anything wrong."""
-        if params is None:
-            params = {}
-        if not isinstance(params, Mapping):
-            raise BadParams("params must be an object mapping parameter names to values")
-        index = {p.name: p for p in self.params}
-        unknown = sorted(str(k) for k in set(params) - set(index))
-        if unknown:
-            raise BadParams(f"engine {self.id!r} has no parameter {unknown[0]!r}", unknown[0])
-        return {p.name: p.validate(params[p.name]) if p.name in params else p.default for p in self.params}
-
-    @abstractmethod
-    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: Random) -> Decision:
-        """A move for ``seat`` (who is to move) in ``state``.  ``state`` is already a determinization of
-        ``seat``'s information set and ``params`` are validated; ``rng`` is the only source of chance."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "description": self.description, "params": [p.to_dict() for p in self.params],
-                "presets": [p.to_dict() for p in self.presets]}
-
 
 #: the registry: engine id -> engine
 ENGINES: dict[str, Engine] = {}
@@ -275,7 +203,6 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
 
 
 def _register_builtins() -> None:
-    # Imported here, not at the top: the engine modules import Engine/Decision/Param from this package.
     from ai.greedy import GreedyEngine
     from ai.ismcts import IsmctsEngine
     from ai.perfect import PerfectEngine
@@ -291,6 +218,6 @@ load_plugins()
 
 __all__ = [
     "ENGINES", "ENTRY_POINT_GROUP", "REFERENCE_ENGINES", "AIError", "ArenaOnly", "BadParams", "Decision", "Engine",
-    "EngineFailure", "NotToMove", "Param", "UnknownEngine", "arena_engine", "decide", "decide_on_true_state",
-    "get_engine", "load_plugins", "merge", "register",
+    "EngineFailure", "NotToMove", "Param", "Preset", "UnknownEngine", "arena_engine", "decide",
+    "decide_on_true_state", "get_engine", "load_plugins", "merge", "register",
 ]

@@ -78,8 +78,8 @@ def _tiengow_agrees(state: State, seat: Seat, move: Move) -> bool:
         return False
     if g.code[0]:
         return g.code[2] == move.code[2] and g.code[3] == move.code[3] and len(g.code[1]) == len(move.code[1])
-    power = tiengow_heuristics._power_of
-    return abs(power(g.code[1]) - power(move.code[1])) < 1e-9
+    power = tiengow_heuristics.POWER
+    return abs(sum(power[f] for f in g.code[1]) - sum(power[f] for f in move.code[1])) < 1e-9
 
 
 def _tiengow_arrange(world: State, seat: Seat) -> State:

@@ -12,15 +12,15 @@ IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
   another seat is one node, "discard, face down, n tiles", whatever tiles the iteration's world gives
   that seat; when the descent passes such a node, the move applied is one of the sampled world's moves
   with that observation: the only one, or among several the rule set's model of that hidden choice
-  (``ai.heuristics.<rules>.hidden``; Tien Gow: the weakest tiles go face down), else the playout policy's
-  choice if it is one of them, else one at random.  The issue leaves the choice open; a uniform draw (the
-  published SO-ISMCTS) made opponents throw away strong tiles in the samples, and at equal time the
-  search then lost to the greedy engine at Tien Gow (docs/ai.md).  A rule set with such a model may also
-  give another seat's node in one call (``ai.heuristics.<rules>.observe``: the distinct keys and the move
-  played for each, the same as this general path computes; Tien Gow does, issue 14).  Moves that hide
-  nothing (every move of Kozel, Tiu U and the wall variant, Tien Gow's face-up plays) observe as
-  themselves, and Kozel's and Tiu U's hidden draws are chance inside ``apply``: the ``draw`` move is one
-  node and each world draws its own tile;
+  (``hidden`` in its ``ai.heuristics.Heuristics``; Tien Gow: the weakest tiles go face down), else the
+  playout policy's choice if it is one of them, else one at random.  The issue leaves the choice open; a
+  uniform draw (the published SO-ISMCTS) made opponents throw away strong tiles in the samples, and at
+  equal time the search then lost to the greedy engine at Tien Gow (docs/ai.md).  A rule set with such a
+  model may also give another seat's node in one call (its ``observe``: the distinct keys and the move
+  played for each, the same as this general path computes; Tien Gow does).  Moves that hide nothing
+  (every move of Kozel, Tiu U and the wall variant, Tien Gow's face-up plays) observe as themselves, and
+  Kozel's and Tiu U's hidden draws are chance inside ``apply``: the ``draw`` move is one node and each
+  world draws its own tile;
 * selection is UCB1 with *availability* counts: a child's exploration term uses ``log(availability)``,
   where availability counts the iterations in which the child's move was legal when its parent was
   visited, instead of the parent's visit count (moves that are rarely legal are not over-explored);
@@ -50,8 +50,8 @@ The scale adapts to each rule set's payment sizes without a table of bounds; it 
 search's own random stream, so it keeps the information-set invariance of ``ai.decide``.
 
 Playout policy (``playout``): ``random`` (uniform over legal moves), ``heuristic`` (the default: the rule
-set's cheap ``ai.heuristics.<rules>.playout``) or ``greedy`` (every seat in the playout plays the greedy
-engine's one-ply heuristic ``ai.heuristics.<rules>.greedy`` from its own hand in the sampled world).
+set's cheap ``playout`` of its ``Heuristics``) or ``greedy`` (every seat in the playout plays the greedy
+engine's one-ply heuristic, the record's ``greedy``, from its own hand in the sampled world).
 Informed playouts make 1,000 iterations markedly stronger: with random playouts ISMCTS did not beat the
 greedy engine at Tien Gow in our arena runs, with heuristic or greedy playouts it did, by the same margin;
 the heuristic policy is the cheaper of the two (figures in ``docs/ai.md``).  A rule set without
@@ -59,7 +59,7 @@ heuristics gets random playouts, and ``stats["playout"]`` names the policy used.
 
 Budget: ``iterations`` and ``time_ms``, whichever ends first; at least one iteration always runs.
 
-Paired root (issue 13).  A rule set whose heuristics define ``distinct(state)`` -- the moves of the seat to
+Paired root.  A rule set whose heuristics define ``distinct(state)`` -- the moves of the seat to
 move, one per strategic class (``ai.heuristics.tiengow_wall``: placements that differ only in which losing
 tile lies under which column are one class) -- is searched differently at the root: ``paired_search`` runs
 sequential halving over those moves with common determinizations (every surviving move is played in the
@@ -88,12 +88,13 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
-from ai import Decision, Engine, Param, Preset, inference
-from ai.greedy import heuristic, heuristics_for
-from ai.heuristics import play_to_deal_end
-from engine.game import Move, Seat, State
+import ai.greedy
+from ai import inference
+from ai.heuristics import Heuristics, Hidden, Observe, Policy, Rollout
+from ai.protocol import Decision, Engine, Param, Preset
+from engine.game import Move, Seat, State, play_to_deal_end
 
 #: default ``uct_c``: Cowling et al. use 0.7 (about 1/sqrt(2), the UCB1 constant for rewards in [0, 1])
 DEFAULT_UCT_C = 0.7
@@ -143,23 +144,48 @@ class Tree:
         return None if c is None else (self.visits[c], self.avail[c], self.total[c])
 
 
-Policy = Callable[[State, random.Random], Move]
-Rollout = Callable[[State, random.Random], None]
-#: which of several moves that look the same to the searching seat the mover plays, in the sampled world
-Hidden = Callable[[State, list[Move], random.Random], Move]
-#: another seat's node in one call: the distinct observation keys of its moves and the move played for each
-Observe = Callable[[State], tuple[list[int], list[Move]]]
 #: a sampler of the worlds a search plays in, one per call (default: ``root.determinizer(seat)``)
 Worlds = Callable[[random.Random], State]
+
+
+class SearchResult(NamedTuple):
+    """What ``search`` returns."""
+
+    #: the search tree (node 0 is the root)
+    tree: Tree
+    #: iterations done
+    iterations: int
+    #: elapsed wall-clock seconds
+    elapsed: float
+    #: the smallest and largest per-seat payoff change seen: the bounds of the min-max reward scaling
+    lo: float
+    hi: float
+
+
+class PairedResult(NamedTuple):
+    """What ``paired_search`` returns."""
+
+    #: per root move, the playouts it got
+    visits: list[int]
+    #: per root move, the sum of the searching seat's payoff changes over its playouts
+    totals: list[float]
+    #: the index of the move played: the survivor with the best mean (ties: legal order)
+    winner: int
+    #: playouts done
+    playouts: int
+    #: elapsed wall-clock seconds
+    elapsed: float
+    #: the smallest and largest payoff change of any seat seen
+    lo: float
+    hi: float
 
 
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
            policy: Policy | None, rng: random.Random,
            rollout: Rollout | None = None, hidden: Hidden | None = None,
-           observe: Observe | None = None,
-           worlds: Worlds | None = None) -> tuple[Tree, int, float, float, float]:
-    """Run SO-ISMCTS from ``root`` for ``seat``; returns ``(tree, iterations done, elapsed seconds, lo,
-    hi)`` where ``lo``/``hi`` are the reward bounds of the min-max scaling.  ``policy`` is the playout
+           observe: Observe | None = None, worlds: Worlds | None = None) -> SearchResult:
+    """Run SO-ISMCTS from ``root`` for ``seat`` (``SearchResult``: the tree, the iterations done, the
+    elapsed seconds and the reward bounds ``lo``/``hi`` of the min-max scaling).  ``policy`` is the playout
     policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
     in one call (the heuristics' fast path, with the same moves and draws); ``hidden`` models which of
     several moves that look the same to ``seat`` another seat plays (``_with_observation``); ``observe``,
@@ -200,7 +226,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             break
         world = determinize(rng)
         # nothing after the deal counts: the world need not deal the next one
-        world.halt_at_deal_end = True
+        world.stop_after_deal()
         deal = world.deals_done
         # the exploitation term scaled with the current bounds; -lo/(hi-lo) is the same for every sibling
         # and so is left out of the comparison
@@ -321,14 +347,14 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             visits[c] += 1
             total[c] += delta[player]
         done += 1
-    return tree, done, clock() - t0, lo, hi
+    return SearchResult(tree, done, clock() - t0, lo, hi)
 
 
 def _with_observation(world: State, seat: Seat, moves: list[Move], keys: list[int], key: int,
                       policy: Policy | None, rng: random.Random, hidden: Hidden | None = None) -> Move:
     """The move of the sampled world that another seat plays when the searching seat observes ``key``:
     the only one, or among several that look the same (Tien Gow's face-down discards) the rule set's
-    model of that choice (``ai.heuristics.<rules>.hidden``: Tien Gow discards its weakest tiles), else the
+    model of that choice (its heuristics' ``hidden``: Tien Gow discards its weakest tiles), else the
     playout policy's choice when it is one of them, else one uniformly at random."""
     i = keys.index(key)
     if keys.count(key) == 1:
@@ -344,9 +370,9 @@ def _with_observation(world: State, seat: Seat, moves: list[Move], keys: list[in
 
 
 class _NoDraws(random.Random):
-    """The generator handed to a rollout that declares it never draws (``ROLLOUT_DRAWS = False`` in its
-    heuristics module): seeding a fresh one per playout would cost a twentieth of a wall-game playout, and a
-    draw after all fails loudly instead of going unnoticed."""
+    """The generator handed to a rollout that declares it never draws (``rollout_draws=False`` in its
+    heuristics, ``ROLLOUT_DRAWS``): seeding a fresh one per playout would cost a twentieth of a wall-game
+    playout, and a draw after all fails loudly instead of going unnoticed."""
 
     def random(self) -> float:
         raise AssertionError("this rule set's rollout declares that it never draws (ROLLOUT_DRAWS)")
@@ -360,9 +386,8 @@ _NO_DRAWS = _NoDraws(0)
 
 def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int, time_ms: float,
                   policy: Policy | None, rng: random.Random, rollout: Rollout | None = None,
-                  rollout_draws: bool = True,
-                  worlds: Worlds | None = None) -> tuple[list[int], list[float], int, int, float, float, float]:
-    """The paired root of a rule set that opts in (``ai.heuristics.<rules>.distinct``; issue 13): sequential
+                  rollout_draws: bool = True, worlds: Worlds | None = None) -> PairedResult:
+    """The paired root of a rule set that opts in (the ``distinct`` of its heuristics): sequential
     halving over ``moves`` (the root's strategically distinct moves) with *common determinizations*.  Each
     round samples worlds of ``seat``'s information set (``root.determinize``) and plays every surviving
     move in every one of them, each followed by a playout to the end of the deal (``policy``, or
@@ -379,9 +404,9 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
     checked before every playout after the first; a world cut short by it is not counted (but for the
     first world: at least one playout counts), so survivors are always compared on the same worlds.
 
-    Returns ``(visits, totals, winner, playouts done, elapsed seconds, lo, hi)``: per move, the playouts it
-    got and the sum of ``seat``'s payoff changes; the winner is the survivor with the best mean (ties:
-    legal order); ``lo``/``hi`` bound every seat's change seen.  ``worlds``: as for ``search``."""
+    Returns a ``PairedResult``: per move, the playouts it got and the sum of ``seat``'s payoff changes; the
+    winner is the survivor with the best mean (ties: legal order); ``lo``/``hi`` bound every seat's change
+    seen.  ``worlds``: as for ``search``."""
     clock = time.perf_counter
     t0 = clock()
     deadline = t0 + time_ms / 1000.0
@@ -404,7 +429,7 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
             # inside it, leaves a random subset played, not the first moves in legal order
             order = alive if done else rng.sample(alive, min(left, len(alive)))
             world = determinize(rng)
-            world.halt_at_deal_end = True
+            world.stop_after_deal()
             deal = world.deals_done
             stream = rng.getrandbits(64)
             # a world counts only once every survivor has played it (time may run out inside it)
@@ -447,7 +472,7 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
             alive = sorted(alive[:(len(alive) + 1) // 2])
     played = [i for i in alive if visits[i]] or [i for i in range(len(moves)) if visits[i]]
     winner = min(played, key=lambda i: (-totals[i] / visits[i], i))
-    return visits, totals, winner, done, clock() - t0, lo, hi
+    return PairedResult(visits, totals, winner, done, clock() - t0, lo, hi)
 
 
 def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
@@ -470,16 +495,16 @@ def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list
     return [t[3] for t in out]
 
 
-def playout_policy(rules_id: str, name: str) -> tuple[Policy | None, str]:
-    """The playout policy called ``name`` for a rule set, and the name of the one actually used
-    (``None``/``"random"`` where the rule set has no heuristics)."""
-    if name == "heuristic":
-        cheap = heuristic(rules_id, "playout")
-        if cheap is not None:
-            return cheap, "heuristic"
-    elif name == "greedy":
-        one_ply = heuristic(rules_id, "greedy")
-        if one_ply is not None:
+def playout_policy(found: Heuristics | None, name: str) -> tuple[Policy | None, str]:
+    """The playout policy called ``name`` from a rule set's heuristics, and the name of the one actually
+    used (``None``/``"random"`` where the rule set has no heuristics)."""
+    if found is not None:
+        if name == "heuristic":
+            return found.playout, "heuristic"
+        if name == "greedy":
+            # untyped seat: the policy is only called where a seat is to move
+            one_ply: Callable[..., Move] = found.greedy
+
             def greedy_policy(state: State, rng: random.Random) -> Move:
                 return one_ply(state, state.to_move, rng)
 
@@ -507,8 +532,7 @@ class IsmctsEngine(Engine):
               "today tiengow); its cost is paid inside time_ms"),
         Param("inference_worlds", int, 1, "candidate worlds the inference weighs by the other seats' moves "
               "(importance resampling); 1: none, every sampled world only arranged as the opponent model plays "
-              "(Tien Gow: face-down discards are the weakest tiles)",
-              minimum=1, maximum=10_000),
+              "(Tien Gow: face-down discards are the weakest tiles)", minimum=1, maximum=10_000),
         Param("inference_eps", float, 0.5, "the opponent model's noise: the chance that another seat plays "
               "a uniformly random legal move instead of the greedy one", minimum=0.001, maximum=1.0),
     )
@@ -541,34 +565,37 @@ class IsmctsEngine(Engine):
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         moves = state.legal_moves()
-        policy, used = playout_policy(state.rules.id, params["playout"])
+        heuristics = ai.greedy.heuristics_for(state.rules.id)
+        policy, used = playout_policy(heuristics, params["playout"])
         if len(moves) == 1:
             # nothing to decide: spend no budget
             return Decision(moves[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used, "candidates": [
                 {"move": moves[0].id, "visits": 0, "mean_reward": None}]}, tuple(moves))
-        # the heuristic policy's whole-playout fast path, where the rule set has one
-        rollout = cast("Rollout | None", heuristic(state.rules.id, "rollout") if used == "heuristic" else None)
-        distinct = heuristic(state.rules.id, "distinct")
-        if distinct is not None:
-            return self._paired(state, seat, params, rng, moves, cast("list[Move]", distinct(state)), policy, rollout,
-                                used)
-        hidden = cast("Hidden | None", heuristic(state.rules.id, "hidden"))
-        # another seat's node in one call: only with the hidden model it was written for, where moves hide
-        observe = cast("Observe | None", heuristic(state.rules.id, "observe")) \
-            if hidden is not None and state.hides_moves else None
+        if heuristics is None:
+            hidden = observe = rollout = None
+        else:
+            # the heuristic policy's whole-playout fast path, where the rule set has one
+            rollout = heuristics.rollout if used == "heuristic" else None
+            if heuristics.distinct is not None:
+                return self._paired(state, seat, params, rng, moves, heuristics.distinct(state), policy,
+                                    rollout, heuristics.rollout_draws, used)
+            hidden = heuristics.hidden
+            # another seat's node in one call: only with the hidden model it was written for, where moves hide
+            observe = heuristics.observe if hidden is not None and state.hides_moves else None
         worlds, time_ms, extra = self._budget(state, seat, params, rng)
-        tree, done, elapsed, lo, hi = search(
+        found = search(
             state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"],
             policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe, worlds=worlds)
-        candidates = root_statistics(tree, moves, lo, hi)
+        candidates = root_statistics(found.tree, moves, found.lo, found.hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
-        stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
-                 "candidates": candidates, **extra}
+        stats = {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3),
+                 "playout": used, "candidates": candidates, **extra}
         return Decision(best, stats, tuple(moves))
 
     def _paired(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
-                reps: list[Move], policy: Policy | None, rollout: Rollout | None, used: str) -> Decision:
+                reps: list[Move], policy: Policy | None, rollout: Rollout | None, rollout_draws: bool,
+                used: str) -> Decision:
         """The search of a rule set whose root moves fall into strategic classes (``paired_search`` over
         one move per class).  Every legal move is listed in the candidates, the chosen one first, then
         the others by visits, mean reward and legal order; moves of no search have no visits."""
@@ -578,12 +605,12 @@ class IsmctsEngine(Engine):
                                       "candidates": [{"move": m.id, "visits": 0, "mean_reward": None}
                                                      for m in sorted(moves, key=lambda m: m is not reps[0])]},
                             tuple(moves))
-        module = heuristics_for(state.rules.id)
         worlds, time_ms, extra = self._budget(state, seat, params, rng)
-        visits, totals, winner, done, elapsed, lo, hi = paired_search(
+        found = paired_search(
             state, seat, reps, iterations=params["iterations"], time_ms=time_ms, policy=policy,
-            rng=rng, rollout=rollout, rollout_draws=getattr(module, "ROLLOUT_DRAWS", True), worlds=worlds)
-        span = hi - lo
+            rng=rng, rollout=rollout, rollout_draws=rollout_draws, worlds=worlds)
+        visits, totals, winner, lo = found.visits, found.totals, found.winner, found.lo
+        span = found.hi - lo
         by_id = {m.id: i for i, m in enumerate(reps)}
         out: list[tuple[int, int, float, int, dict[str, Any]]] = []
         for j, m in enumerate(moves):
@@ -595,6 +622,6 @@ class IsmctsEngine(Engine):
             out.append((i != winner, -n, -(totals[i] / n) if i is not None and n else math.inf, j,
                         {"move": m.id, "visits": n, "mean_reward": mean}))
         out.sort(key=lambda t: t[:4])
-        stats = {"iterations": done, "elapsed_ms": round(elapsed * 1000.0, 3), "playout": used,
-                 "search": "paired", "candidates": [t[4] for t in out], **extra}
+        stats = {"iterations": found.playouts, "elapsed_ms": round(found.elapsed * 1000.0, 3),
+                 "playout": used, "search": "paired", "candidates": [t[4] for t in out], **extra}
         return Decision(reps[winner], stats, tuple(moves))

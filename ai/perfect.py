@@ -16,8 +16,8 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ai import Preset
 from ai.ismcts import IsmctsEngine, Worlds
+from ai.protocol import Preset
 from engine.game import Seat, State
 
 

@@ -7,7 +7,7 @@ import random
 import time
 from typing import Any
 
-from ai import Decision, Engine
+from ai.protocol import Decision, Engine
 from engine.game import Seat, State
 
 

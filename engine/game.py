@@ -262,9 +262,9 @@ class State(ABC):
     #: key, and the search skips looking for such pairs (issue 14).
     hides_moves: ClassVar[bool] = False
 
-    #: Set by a search on its own sampled copy (issue 14): when the current deal ends, the state stops
-    #: there (``to_move`` is ``None``, ``deals_done`` and ``running_payoffs`` count the deal) instead of
-    #: dealing the next one, which the search never looks at; on the fast path (``apply``, no event log)
+    #: Set by a search on its own sampled copy (``stop_after_deal``): when the current deal ends, the state
+    #: stops there (``to_move`` is ``None``, ``deals_done`` and ``running_payoffs`` count the deal) instead
+    #: of dealing the next one, which the search never looks at; on the fast path (``apply``, no event log)
     #: a rule set may also skip the deal's summary for ``result()``.  Never set on a real match.
     halt_at_deal_end: bool = False
 
@@ -478,6 +478,11 @@ class State(ABC):
         once what they all share (Tien Gow: the tiles ``seat`` has not seen)."""
         return partial(self.determinize, seat)
 
+    def stop_after_deal(self) -> None:
+        """Make this state halt at the end of the current deal (``halt_at_deal_end``): what a search does
+        to its own sampled copy.  ``clone`` does not copy it."""
+        self.halt_at_deal_end = True
+
     # ---- scoring
 
     @property
@@ -533,6 +538,16 @@ def shuffle(x: list[Any], rng: random.Random) -> None:
         while j > i:
             j = getrandbits(k)
         x[i], x[j] = x[j], x[i]
+
+
+def play_to_deal_end(state: State, playout: Callable[[State, random.Random], Move],
+                     rng: random.Random) -> None:
+    """Play ``playout`` move after move until the current deal (round, game) ends: what a rule set's fast
+    rollout (its search kit) must be equal to, and what it does itself on a state that does not halt at
+    the end of the deal (``State.halt_at_deal_end``)."""
+    deal = state.deals_done
+    while state.to_move is not None and state.deals_done == deal:
+        state.apply(playout(state, rng))
 
 
 def perft(state: State, depth: int) -> int:

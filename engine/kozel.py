@@ -55,16 +55,21 @@ this choice is the loosest one that is still exact about what the tile shows, so
 of the real hand (never too strict) while every revealed void is kept for the tiles it concerns.  ``determinize`` fills the slots of the other seats from the unseen tiles
 with a randomized bipartite matching (most constrained slots first, augmenting paths on dead ends), which
 always finds an assignment when one exists and never gives a seat a tile it has shown it did not hold.
+
+Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
+protocol -- tables (``NUM_TILES``, ``DOUBLES_BASE``, ``FIRST``, ``LEFT``, ``ZERO_ZERO``), ``pips`` and
+``rollout_of(playout, shed=, explore=)`` (the shedding policy played to the end of the round on the
+state's own fields).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import reduce
 from itertools import accumulate
 from operator import or_
-from typing import Any
+from typing import Any, cast
 
 from engine.exceptions import BadOptions, BadState, InvalidMove
 from engine.game import (
@@ -74,8 +79,10 @@ from engine.game import (
     RuleSet,
     Seat,
     State,
+    below,
     event,
     mean_centered,
+    play_to_deal_end,
     ranking_from,
     register,
     shuffle,
@@ -953,3 +960,165 @@ KOZEL = register(RuleSet(
              "target": 40}),
     ),
 ))
+
+
+# --------------------------------------------------------------------------- search kit
+# What ``ai/`` may use of this engine beyond the protocol (``SEARCH_KIT``): tables to read, and a rollout
+# that plays a search's sampled world on the state's own fields, built for a policy.
+
+Policy = Callable[[State, random.Random], Move]
+Rollout = Callable[[State, random.Random], None]
+
+
+def _tops(table: dict[int, list[Move]],
+          shed: Mapping[int, float]) -> dict[int, tuple[float, tuple[Move, ...]]]:
+    """Per hand subset of an end's table (``LEFT_PLAYS[n]``, ``RIGHT_PLAYS[n]``): the heaviest ``shed``
+    weight of its moves (-1 for none) and its moves of that weight in list order."""
+    out = {}
+    for sub, moves in table.items():
+        best = max((shed[m.code] for m in moves), default=-1.0)
+        out[sub] = (best, tuple(m for m in moves if shed[m.code] == best))
+    return out
+
+
+def rollout_of(playout: Policy, *, shed: Mapping[int, float], explore: float) -> Rollout:
+    """``rollout(state, rng)``: ``playout`` move after move until the current round ends, in one call, with
+    the same moves and draws as the loop of ``playout`` and ``apply``.  ``playout`` must be this policy,
+    drawing from ``rng`` as follows: one legal move is played (``below(rng, 1)`` is still drawn); else, when
+    ``rng.random() < explore``, a uniform legal move (``below``); else the heaviest by ``shed`` (move code ->
+    weight; every play and the two-doubles move have one), ties in legal order drawn by ``below``.  On a
+    state that does not halt at the end of the round it plays ``playout`` itself.
+
+    The moves of a player who can match an end are built from the tables (``LEFT_PLAYS``, ``RIGHT_PLAYS``)
+    as ``legal_moves`` builds them, the heaviest at either end looked up per end and hand subset, and a
+    tile played at an end -- most moves of a round -- is applied here as ``_apply`` does it (hand, table,
+    line, the new end, then going out, fish or the next seat); so are the two-doubles move, draws and
+    passes.  The lead (only ever the rollout's first move) and the end of the round go through the
+    engine's own ``legal_moves``, ``apply`` and ``_end_round``.
+
+    On a halting world (a search's sample) the rollout does not keep the hand slots (``slots``, the public
+    void facts that only ``determinize``, ``view`` and ``_apply``'s own slot bookkeeping read): a play does
+    not drop its slot, a draw or pass does not record its void.  A search throws the world away after the
+    rollout and reads only its ``running_payoffs`` (totals); ``_end_round`` reads the hands, not the slots;
+    ``apply`` is called only for a lead, before the rollout has changed anything."""
+    # the heaviest moves at either end looked up instead of found by a loop over the moves: one per play
+    left_tops = tuple(_tops(table, shed) for table in LEFT_PLAYS)
+    right_tops = tuple(_tops(table, shed) for table in RIGHT_PLAYS)
+
+    def rollout(state: State, rng: random.Random) -> None:
+        st = cast(KozelState, state)
+        if not st.halt_at_deal_end:
+            play_to_deal_end(st, playout, rng)
+            return
+        hands = st.hands
+        line = st.line
+        bazaar = st.bazaar
+        drawn = st.drawn
+        nxt = st.next
+        getrandbits = rng.getrandbits
+        random_ = rng.random
+        if st.turn >= 0 and st.left < 0:
+            st.apply(playout(st, rng))  # the lead
+        s = st.turn
+        if s < 0:
+            return  # the round is over (before the rollout, or with the lead)
+        # the seat to move, the ends, the tiles on the table and the last to play in locals, stored back when
+        # the round ends (the loop's only way out)
+        left = st.left
+        right = st.right
+        table = st.table
+        last = st.last_player
+        reason = OUT
+        while True:
+            hand = hands[s]
+            a = hand & NUM_TILES[left]
+            b = hand & NUM_TILES[right]
+            if not (a or b):
+                # draw or pass: one move, and the policy still draws its index (``below(rng, 1)`` spelled out)
+                while getrandbits(1):
+                    pass
+                if bazaar:
+                    # a draw, as ``_apply`` makes it (but for the slots)
+                    hands[s] = hand | 1 << bazaar.pop()
+                    drawn[s] += 1
+                    if not bazaar and is_fish(left, right, table):
+                        reason = FISH
+                        break
+                else:
+                    s = nxt[s]
+                continue
+            at_left = LEFT_PLAYS[left][a]
+            at_right = RIGHT_PLAYS[right][b]
+            n = len(at_left) + len(at_right)
+            pair = 0
+            doubles = None
+            if left != right:
+                pair = DOUBLE_PAIR[left][right]
+                if hand & pair == pair:
+                    doubles = DOUBLES[left * 7 + right]
+                    n += 1
+            # the policy over the legal moves (plays at the left end, at the right end, the two doubles)
+            if n == 1:
+                # the one move (two doubles are never alone: L-L also plays at the left); ``below(rng, 1)``
+                while getrandbits(1):
+                    pass
+                code = (at_left or at_right)[0].code
+            elif random_() < explore:
+                moves = at_left + at_right
+                if doubles is not None:
+                    moves.append(doubles)
+                code = moves[below(rng, n)].code
+            else:
+                # the heaviest of both ends' heaviest, ties in legal order
+                w_left, top_left = left_tops[left][a]
+                w_right, top_right = right_tops[right][b]
+                if w_left > w_right:
+                    best, top = w_left, top_left
+                elif w_right > w_left:
+                    best, top = w_right, top_right
+                else:
+                    best, top = w_left, top_left + top_right
+                if doubles is not None:
+                    w = shed[doubles.code]
+                    if w > best:
+                        top = (doubles,)
+                    elif w == best:
+                        top += (doubles,)
+                code = (top[0] if len(top) == 1 else top[below(rng, len(top))]).code
+            # the move as ``_apply`` plays it (but for the slots)
+            if code >= DOUBLES_BASE:
+                # the two doubles: the ends show the same numbers as before
+                hand ^= pair
+                table |= pair
+                line.append(domino(left, left) * 4 + LEFT)
+                line.append(domino(right, right) * 4 + RIGHT)
+            else:
+                # a tile at an end
+                t = code >> 2
+                hand ^= 1 << t
+                table |= 1 << t
+                line.append(code)
+                if code & 3 == LEFT:
+                    left = D_OTHER[t][left]
+                else:
+                    right = D_OTHER[t][right]
+            hands[s] = hand
+            last = s
+            if not hand:
+                break
+            if not bazaar and is_fish(left, right, table):
+                reason = FISH
+                break
+            s = nxt[s]
+        st.turn = s
+        st.left = left
+        st.right = right
+        st.table = table
+        st.last_player = last
+        st._end_round(reason, None)
+
+    return rollout
+
+
+#: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
+SEARCH_KIT = ("DOUBLES_BASE", "FIRST", "KozelState", "LEFT", "NUM_TILES", "ZERO_ZERO", "pips", "rollout_of")

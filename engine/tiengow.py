@@ -51,6 +51,13 @@ module-level dicts; moves are interned ``Move`` objects whose ``code`` carries
 that the caches have never seen, generation itself is cheap too: a hand's face counts packed into one int
 test group containment with one subtraction, per-situation tables list the groups that can beat, and lead
 groups come from small tables keyed by masked counts.
+
+Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
+protocol -- the move caches and tables (``moves_for``, ``beats_for``, ``BEAT_RUN1``, ``DISCARD1``,
+``discard_of``), ``observer(discard)`` (another seat's tree node in one call, with the policy's choice of
+face-down discard), ``rollout_of(playout, cheapest_beat=, last_discard=)`` (the policy played to the end of
+the deal on the state's own fields), ``hand_names`` and, on the state, ``rearranged(hands, face_down)`` (a
+copy with the hidden tiles placed elsewhere: an inference's opponent model).
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 from engine.exceptions import BadOptions, BadState
 from engine.game import (
@@ -70,7 +77,9 @@ from engine.game import (
     RuleSet,
     Seat,
     State,
+    below,
     event,
+    play_to_deal_end,
     ranking_from,
     register,
     resigned_ranking,
@@ -875,7 +884,8 @@ class TienGowState(State):
 
         return deal
 
-    def rearranged(self, hands: Sequence[tuple[Face, ...]], face_down: Sequence[tuple[Face, ...]]) -> TienGowState:
+    def rearranged(self, hands: Sequence[tuple[Face, ...]],
+                   face_down: Sequence[tuple[Face, ...]]) -> TienGowState:
         """A copy with other ``hands`` and other tiles in the face-down plays of this deal (``face_down``: one
         sorted tuple per face-down play, in the order they were played, each of the same size as the play):
         what a search's inference needs to place hidden tiles where its model of the players puts them.
@@ -948,3 +958,198 @@ RULES_ENTRY = register(RuleSet(
               (4, {"early_death": False, "supreme_money_on_last_trick": False, "banker_excess_doubled": False,
                    "capture_multiplier": 4})),
 ))
+
+
+# --------------------------------------------------------------------------- search kit
+# What ``ai/`` may use of this engine beyond the protocol (``SEARCH_KIT``): tables and move caches to read,
+# and rollouts that play a search's sampled world on the state's own fields, each built for a policy.
+
+#: face -> the face-down discard of that one tile
+DISCARD1 = _DISCARD1
+#: faces (sorted) -> their face-down discard move (interned)
+discard_of = _discard_of
+
+Policy = Callable[[State, random.Random], Move]
+Rollout = Callable[[State, random.Random], None]
+Observe = Callable[[State], tuple[list[int], list[Move]]]
+
+
+def observer(discard: Callable[[tuple[Face, ...], int], Move]) -> Observe:
+    """For a search's tree node where a seat other than the searching one is to move: ``observe(state)``
+    gives the distinct observation keys of that seat's legal moves, in legal order (``observed_keys`` of
+    ``legal_moves`` without repeats), and for each key the move it plays: the only move with that key, or
+    among the face-down discards (all observed as one) ``discard(hand, n)``, the policy's choice of the
+    ``n`` tiles of ``hand`` that go face down -- without building every discard of a hand the move caches
+    have never seen.  The lists may be the engine's cached ones: read, never change them."""
+
+    def observe(state: State) -> tuple[list[int], list[Move]]:
+        st = cast(TienGowState, state)
+        t = st._turn
+        hand = st.hands[t]
+        sit = st._sit
+        if sit == _LEAD:
+            # every lead is face up, observed as itself
+            leads = moves_for(hand, _LEAD)
+            return [m.key for m in leads], leads
+        if len(hand) == 1 and not st.columns[t] and st.options["early_death"]:
+            last = _DISCARD1[hand[0]]  # §7 early death: the one move
+            return [last.seen_key], [last]
+        moves = beats_for(hand, sit)
+        keys = [m.key for m in moves]
+        down = discard(hand, _SIZE[sit])
+        keys.append(down.seen_key)
+        moves.append(down)
+        return keys, moves
+
+    return observe
+
+
+def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float) -> Rollout:
+    """``rollout(state, rng)``: ``playout`` move after move until the current deal ends, in one call, with
+    the same moves and the same draws as calling ``playout`` and ``apply`` in a loop.  ``playout`` must be
+    this policy, drawing from ``rng`` as follows: on a lead, a uniform legal move (``below``); on a follow,
+    when a beat exists and ``rng.random() < cheapest_beat``, the cheapest beat (the last one listed); else,
+    when ``rng.random() < last_discard``, the last discard listed (the hand's weakest ``n`` tiles); else a
+    uniform legal move.  On a state that does not halt at the end of the deal it plays ``playout`` itself.
+
+    A sampled world deals hands the move caches have never seen, so building each legal move list (and
+    caching it) would be most of a playout; the policy needs far less than the list: on a lead, the number
+    of leads and the one drawn; on a follow, the cheapest beat, the last discard and now and then the whole
+    list.  This loop computes just that: a lead draws from the cached list of the hand's leads; the follow
+    of a single finds its cheapest beat by bisection and draws the uniform one from the hand's distinct
+    faces (its beats, then its discards); the follow of a group takes its beats from ``beats_for`` and the
+    whole list only for the uniform draw.  It plays a trick on local variables and closes an ordinary trick
+    itself; the end of the last one (settlement) and Supreme/quartet money stay ``_end_trick``'s."""
+
+    def rollout(state: State, rng: random.Random) -> None:
+        st = cast(TienGowState, state)
+        if not st.halt_at_deal_end:
+            play_to_deal_end(st, playout, rng)
+            return
+        beat_share = cheapest_beat
+        down_share = last_discard
+        hands = st.hands
+        columns = st.columns
+        early_death = st.options["early_death"]
+        random_ = rng.random
+        getrandbits = rng.getrandbits
+        end_trick = st._end_trick
+        while st._turn >= 0:  # halting at the deal's end sets _turn to -1
+            t = st._turn
+            cur = st.cur
+            sit = st._sit
+            n = st._n
+            high_seat = st._high_seat
+            high_type = st._high_type
+            high_rank = st._high_rank
+            high_faces = st._high_faces
+            while True:
+                hand = hands[t]
+                if sit == _LEAD:
+                    # a lead: uniform over every legal lead; a hand leads again and again across a search's
+                    # playouts, so the cached list serves
+                    leads = moves_for(hand, _LEAD)
+                    # ``below(rng, size)`` spelled out: a call per lead is a tenth of a playout
+                    size = len(leads)
+                    b = size.bit_length()
+                    r = getrandbits(b)
+                    while r >= size:
+                        r = getrandbits(b)
+                    move = leads[r]
+                elif len(hand) == 1 and early_death and not columns[t]:
+                    # §7 early death: the discard of the last tile is the only move, and the policy still
+                    # draws (the last move, or a uniform choice among the one)
+                    move = _DISCARD1[hand[0]]
+                    if random_() >= down_share:
+                        below(rng, 1)
+                elif _SIZE[sit] == 1:
+                    # the most frequent follow.  The faces that beat a single are one run of face ids and the
+                    # hand is sorted: the cheapest beat is the hand's last face below the run's end
+                    lo, hi = BEAT_RUN1[sit]
+                    j = bisect_left(hand, hi)
+                    # the two usual outcomes are played right here: the tile's place in the hand is known
+                    if j and hand[j - 1] >= lo and random_() < beat_share:
+                        # the cheapest beat goes up and leads the trick now
+                        _up, high_faces, high_type, high_rank, sit = _PLAY1[hand[j - 1]].code
+                        high_seat = t
+                        hands[t] = hand[:j - 1] + hand[j:]
+                        cur += ((t, 1, high_faces),)
+                        move = None
+                    elif random_() < down_share:
+                        # the weakest tile goes down
+                        hands[t] = hand[:-1]
+                        cur += ((t, 0, _DISCARD1[hand[-1]].code[1]),)
+                        move = None
+                    else:
+                        # otherwise uniform over the whole list, which is the single of each distinct face
+                        # of the run that beats (in face order), then the discard of each distinct face
+                        distinct = tuple(dict.fromkeys(hand))
+                        i = bisect_left(distinct, lo)
+                        n_beats = bisect_left(distinct, hi) - i
+                        r = below(rng, n_beats + len(distinct))
+                        move = _PLAY1[distinct[i + r]] if r < n_beats else _DISCARD1[distinct[r - n_beats]]
+                else:
+                    # the follow of a group (its beats, then the discards in combination order): mostly the
+                    # cheapest beat, the last beat listed; else the last discard, which is the hand's weakest
+                    # n tiles; else the whole list
+                    beats = beats_for(hand, sit)
+                    if beats and random_() < beat_share:
+                        move = beats[-1]
+                    elif random_() < down_share:
+                        move = _discard_of(hand[-_SIZE[sit]:])
+                    else:
+                        moves = moves_for(hand, sit)
+                        move = moves[below(rng, len(moves))]
+                if move is not None:
+                    # the play itself, as ``_apply`` does it
+                    up, faces, gtype, rank, msit = move.code
+                    if len(faces) == 1:
+                        i = hand.index(faces[0])
+                        hands[t] = hand[:i] + hand[i + 1:]
+                    else:
+                        rest = list(hand)
+                        for f in faces:
+                            rest.remove(f)
+                        hands[t] = tuple(rest)
+                    if up:
+                        if not cur:
+                            n = len(faces)
+                        high_seat = t
+                        high_type = gtype
+                        high_rank = rank
+                        high_faces = faces
+                        sit = msit
+                    cur += ((t, up, faces),)
+                if len(cur) < 4:
+                    t = t + 1 if t < 3 else 0
+                    continue
+                if hands[high_seat] and high_type != SUPREME and high_type != QUARTET:
+                    # the end of a trick that neither ends the deal nor pays money at once, as _end_trick
+                    # does it: the winner takes its columns and leads the next trick
+                    columns[high_seat] += n
+                    st.tricks += ((st.leader, high_seat, cur),)
+                    st.leader = t = high_seat
+                    cur = ()
+                    sit = _LEAD
+                    n = 0
+                    high_seat = high_type = -1
+                    high_rank = 0
+                    high_faces = ()
+                    continue
+                break
+            # any other trick's end is the engine's own
+            st.cur = cur
+            st._n = n
+            st._sit = sit
+            st._high_seat = high_seat
+            st._high_type = high_type
+            st._high_rank = high_rank
+            st._high_faces = high_faces
+            end_trick(None)
+
+    return rollout
+
+
+#: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
+SEARCH_KIT = ("BEAT_RUN1", "DISCARD1", "TienGowState", "beats_for", "discard_of", "hand_names", "moves_for",
+              "observer", "rollout_of")

@@ -49,6 +49,11 @@ objects whose ``code`` is the tuple of faces (lead: in column order; place: the 
 A move list is lazy: its length is counted from the hand's face counts and ``moves[i]`` builds only that
 move, so a random playout does not build the ~26000 placements (or 2516 leads) of a 16-tile hand.  Memory: every cache
 is bounded (sizes at the tables), as the engine lives in long-lived server and worker processes.
+
+Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
+protocol -- the tables (``BEATS``, ``CIVIL``, ``DECK_COUNTS``, ``NUM``, ``PAIR``, ``STRENGTH``), the
+interned moves (``lead_move``, ``place_move``) and ``rollout_of(lead, follow)`` (a policy that never draws
+played to the end of the game through the state's own ``_play``).
 """
 
 from __future__ import annotations
@@ -57,9 +62,9 @@ import copy
 import math
 import operator
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations, permutations
-from typing import Any, SupportsIndex, overload
+from typing import Any, SupportsIndex, cast, overload
 
 from engine.exceptions import BadState, IllegalMove, InvalidMove
 from engine.game import (
@@ -892,3 +897,36 @@ RULES_ENTRY = register(RuleSet(
     default_players=4,
     variants=((2, {"games": 2}), (3, {"games": 2}), (4, {"games": 2})),
 ))
+
+
+# --------------------------------------------------------------------------- search kit
+# What ``ai/`` may use of this engine beyond the protocol (``SEARCH_KIT``): tables to read, and a rollout
+# that plays a search's sampled world on the state's own fields, built for a policy.
+
+#: a policy's tiles for the seat to move: ``(state, seat) -> faces`` (a lead, or a placement in column order)
+Choice = Callable[["TienGowWallState", Seat], tuple[int, ...]]
+
+
+def rollout_of(lead: Choice, follow: Choice) -> Callable[[State, random.Random], None]:
+    """``rollout(state, rng)`` for a policy that never draws: the seat to move leads ``lead(state, seat)``
+    on an empty table and places ``follow(state, seat)`` on a table of columns, move after move until the
+    current deal (game) ends, in one call: the same moves as applying ``lead_move(lead(state, seat))`` or
+    ``place_move(follow(state, seat))`` in a loop, without the loop's per-move overhead (``to_move``,
+    ``deals_done``, the interned ``Move``): the tiles are played through ``apply``'s own code (``_play``).
+    ``rng`` is not drawn from."""
+
+    def rollout(state: State, rng: random.Random) -> None:
+        st = cast(TienGowWallState, state)
+        play = st._play
+        deals = st.deals  # appended to in place at the end of a game
+        deal = len(deals)
+        while st.turn >= 0 and len(deals) == deal:
+            t = st.turn
+            play(follow(st, t) if st.cols else lead(st, t))
+
+    return rollout
+
+
+#: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
+SEARCH_KIT = ("BEATS", "CIVIL", "DECK_COUNTS", "NUM", "PAIR", "STRENGTH", "TienGowWallState", "lead_move",
+              "place_move", "rollout_of")

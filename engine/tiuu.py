@@ -54,15 +54,19 @@ face the unknown part of a hand can hold: at most one 6-6 after the opening pair
 would have allowed a capture, tripling or fourth-tile move when the seat played ``flip`` with tiles in
 hand under the seed's compulsory capture; relaxed by one per hidden tile drawn).  ``determinize``
 resamples exactly the unseen tiles under these bounds.
+
+Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
+protocol -- the move kinds and ``FISH``, ``part1_moves`` (part 1's legality, the one function that decides
+it) and ``rollout_of(playout, explore=, growth=, growth_stock=)`` (the policy played to the end of the game).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import lt, mul, sub
-from typing import Any
+from typing import Any, cast
 
 from engine.exceptions import BadState, InvalidMove
 from engine.game import (
@@ -72,8 +76,10 @@ from engine.game import (
     RuleSet,
     Seat,
     State,
+    below,
     event,
     get_rules,
+    play_to_deal_end,
     ranking_from,
     register,
     resigned_ranking,
@@ -212,6 +218,45 @@ def _counts(names: Sequence[str]) -> list[int]:
     for n in names:
         c[parse_chinese(n)] += 1
     return c
+
+
+def part1_moves(state: TiuUState, hand: Sequence[int]) -> list[Move]:
+    """The legal moves of part 1 of a turn (§4) for ``hand`` (face counts) in ``state``: the one place
+    Tiu U's part-1 legality is decided (``legal_moves`` in part 1, the search kit's rollout, and what a
+    flip under compulsory capture reveals, ``_note_no_play``).  In legal order: the captures (by hand face, then pool face), the specials (tripling, then the fourth
+    tile, by face), then ``flip`` when it is legal.  A new list.
+
+    * a capture: a hand tile and a pool tile that match;
+    * tripling: two identical pool tiles and a third from hand, the fourth copy not played (not in the
+      pool, a catch or a face-up stack), civil faces only, at least ``MIN_STOCK`` stock tiles;
+    * the fourth tile: a complete face-up triple of the face in the stock and ``MIN_STOCK`` stock tiles
+      (the classic profile's fourth tile captures the three and draws nothing: no stock minimum);
+    * ``flip``: when none of these is legal (a capture is compulsory), or always in the classic profile."""
+    pool = state.pool
+    match = state.match
+    played = state.played
+    upc = state.upc
+    # a face-up triple needs a face-up stack: mostly there is none, and a face's count need not be read
+    upf = state.upf
+    classic = state.classic
+    long_stock = state.nstock >= MIN_STOCK
+    out: list[Move] = []
+    specials: list[Move] = []
+    # the faces the hand holds, in face order, filtered in C
+    for h in compress(FACES, hand):
+        row = CAPTURE_MOVES[h]
+        for t in match[h]:
+            if pool[t]:
+                out.append(row[t])
+        if long_stock and pool[h] == 2 and not played[h] and CF_CIVIL[h]:
+            specials.append(TRIPLE_MOVES[h])
+        if upf and upc[h] == 3 and (long_stock or classic):
+            specials.append(FOURTH_MOVES[h])
+    if specials:
+        out += specials
+    if not out or classic:
+        out.append(FLIP_MOVE)
+    return out
 
 
 class TiuUState(State):
@@ -455,28 +500,7 @@ class TiuUState(State):
             return [row[t] for t in self.match[self.pending] if pool[t]]
         if phase == OVER:
             return []
-        hand = self.hands[self.turn]
-        match = self.match
-        out: list[Move] = []
-        specials: list[Move] = []
-        long_stock = self.nstock >= MIN_STOCK
-        played = self.played
-        upc = self.upc
-        # the faces the hand holds, in face order, filtered in C
-        for h in compress(FACES, hand):
-            row = CAPTURE_MOVES[h]
-            for t in match[h]:
-                if pool[t]:
-                    out.append(row[t])
-            if long_stock and pool[h] == 2 and not played[h] and CF_CIVIL[h]:
-                specials.append(TRIPLE_MOVES[h])
-            if upc[h] == 3 and (long_stock or self.classic):
-                specials.append(FOURTH_MOVES[h])
-        if specials:
-            out += specials
-        if not out or self.classic:
-            out.append(FLIP_MOVE)
-        return out
+        return part1_moves(self, self.hands[self.turn])
 
     def canonical_move_id(self, move_id: str) -> str:
         # tile order carries meaning here (hand or flipped tile first), so only the halves are normalized
@@ -576,19 +600,16 @@ class TiuUState(State):
         played[b] += 1
 
     def _note_no_play(self, seat: Seat) -> None:
-        """Compulsory capture: a seat that skips part 1 with tiles in hand holds nothing that matches the
-        pool, nothing to triple and no fourth copy.  Everyone can infer it, so it bounds determinizations."""
+        """Compulsory capture: a seat that skips part 1 with tiles in hand holds no face that has a part-1
+        move (``part1_moves``: nothing that matches the pool, nothing to triple and no fourth copy).
+        Everyone can infer it, so it bounds determinizations.  Only the seed's rules compel: ``flip`` is
+        listed only when nothing else is."""
         cap = self.caps[seat]
-        pool = self.pool
-        match = self.match
-        for t in FACES:
-            if pool[t]:
-                for f in match[t]:
-                    cap[f] = 0
-        if self.nstock >= MIN_STOCK:
-            for f in self.upf:
-                if self.upc[f] == 3:
-                    cap[f] = 0
+        # the faces the cap still allows, as a hand: those of them that have a move are capped to none
+        moves = part1_moves(self, cap)
+        if moves[-1] is not FLIP_MOVE:
+            for m in moves:
+                cap[m.code[1]] = 0
 
     def _draw(self) -> tuple[Face, bool]:
         """Take the right-end stock tile: ``(face, was face up)``."""
@@ -927,3 +948,71 @@ register(RuleSet(
     variants=((2, {"profile": "classic"}), (3, {"profile": "classic"}), (2, {"supreme_extra": True}),
               (2, {"games": 2}), (3, {"games": 2})),
 ))
+
+
+# --------------------------------------------------------------------------- search kit
+# What ``ai/`` may use of this engine beyond the protocol (``SEARCH_KIT``): tables to read, part 1's
+# legality, and a rollout that plays a search's sampled world, built for a policy.
+
+Policy = Callable[[State, random.Random], Move]
+Rollout = Callable[[State, random.Random], None]
+
+
+def rollout_of(playout: Policy, *, explore: float, growth: int, growth_stock: int) -> Rollout:
+    """``rollout(state, rng)``: ``playout`` move after move until the current game ends, in one call, with
+    the same moves and draws as the loop of ``playout`` and ``apply``.  ``playout`` must be this policy,
+    drawing from ``rng`` as follows: one legal move is played without a draw; else, when ``rng.random() <
+    explore``, a uniform legal move (``below``); else the first legal move of the highest value: a capture
+    or take its fish (``FISH`` of both tiles), ``flip`` 0, the classic fourth tile four times its fish,
+    tripling and the seed's fourth tile ``growth`` while the stock holds more than ``growth_stock`` tiles,
+    else 1.  On a state that does not halt at the end of the game it plays ``playout`` itself.
+
+    In part 1 of a turn the moves come from ``part1_moves`` without ``legal_moves``'s dispatch; every move
+    is applied by ``apply``."""
+
+    def rollout(state: State, rng: random.Random) -> None:
+        st = cast(TiuUState, state)
+        if not st.halt_at_deal_end:
+            play_to_deal_end(st, playout, rng)
+            return
+        apply = st.apply
+        random_ = rng.random
+        classic = st.classic
+        hands = st.hands
+        while True:  # halting at the game's end sets the phase to OVER
+            phase = st.phase
+            if phase != PART1:
+                if phase == OVER:
+                    return
+                apply(playout(st, rng))
+                continue
+            moves = part1_moves(st, hands[st.turn])
+            n = len(moves)
+            if n == 1:
+                move = moves[0]
+            elif random_() < explore:
+                move = moves[below(rng, n)]
+            else:
+                # the first move of the highest value, in list order
+                grow = growth if st.nstock > growth_stock else 1
+                move = FLIP_MOVE
+                best_value = -1
+                for m in moves:
+                    kind, a, b = m.code
+                    if kind == CAPTURE:
+                        v = FISH[a] + FISH[b]
+                    elif kind == FLIP:
+                        v = 0
+                    elif kind == FOURTH and classic:
+                        v = 4 * FISH[a]
+                    else:
+                        v = grow
+                    if v > best_value:
+                        move, best_value = m, v
+            apply(move)
+
+    return rollout
+
+
+#: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
+SEARCH_KIT = ("CAPTURE", "FISH", "FLIP", "FOURTH", "TAKE", "TRIPLE", "TiuUState", "part1_moves", "rollout_of")

@@ -31,6 +31,7 @@ from redis.retry import Retry
 
 from service import api, problems, web
 from service import config as config_module
+from service.api import engines, games, jobs, lifecycle, lobby, replays, rules, seats, streams
 from service.hardening import bodies, metrics_access
 from service.queues import make_queues
 from service.store import Store
@@ -86,7 +87,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["queues"] = make_queues(conn)
     app.extensions["store"] = Store(conn, cfg["GAME_TTL_SECONDS"])
 
-    api.register(app)
+    for blueprint in (rules.bp, engines.bp, games.bp, lobby.bp, seats.bp, lifecycle.bp, jobs.bp, replays.bp,
+                      streams.bp):
+        app.register_blueprint(blueprint)
+    api.init_app(app)
     app.register_blueprint(web.bp)
     from service.fairplay import limits
 

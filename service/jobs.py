@@ -26,10 +26,7 @@ from rq.exceptions import AbandonedJobError
 from rq.job import Job
 from rq.timeouts import JobTimeoutException
 
-import ai
 from service import metrics, queues, tables
-from service.errors import GameNotFound
-from service.fairplay import budget
 from service.store import Store
 
 
@@ -79,41 +76,11 @@ def suggest(game_id: str, version: int, seat: int, engine_id: str, params: Mappi
             seed: int, part: bool = False) -> Any:
     """A move suggestion for ``seat``; ``part=True`` returns the raw ``ai.Decision`` for a merge job."""
     job = _job()
-    store = Store(job.connection, queues.settings()["GAME_TTL_SECONDS"])
-    try:
-        game = store.get(game_id)
-    except GameNotFound:
-        return {"outcome": "stale", "version": None}
-    if game.version != version or game.state.to_move != seat:
-        return {"outcome": "stale", "version": game.version}
-    decision = ai.decide(engine_id, game.state, seat, dict(params), seed)
-    budget.refund_unused(job.connection, job.meta.get("budget"), float((decision.stats or {}).get("elapsed_ms", 0)))
-    metrics.record_ai_job(job.connection, engine_id, "suggested")
-    if part:
-        return decision
-    return decision_json(decision, engine_id)
+    found = tables.suggestion(_context(job), game_id, version, seat, engine_id, params, seed, job.meta.get("budget"))
+    return found if part or isinstance(found, dict) else tables.decision_json(found, engine_id)
 
 
 def merge_suggestion(game_id: str, version: int, engine_id: str, part_ids: list[str]) -> dict[str, Any]:
     """Merge the root statistics of the finished parts of a split suggestion."""
     job = _job()
-    decisions = []
-    stale = None
-    for pid in part_ids:
-        part = Job.fetch(pid, connection=job.connection)
-        value = part.return_value()
-        if isinstance(value, dict):
-            stale = value
-        elif value is not None:
-            decisions.append(value)
-    if not decisions:
-        if stale is not None:
-            return stale
-        raise RuntimeError("every part of the suggestion failed")
-    game = Store(job.connection, queues.settings()["GAME_TTL_SECONDS"]).get(game_id)
-    return decision_json(ai.merge(decisions, game.state), engine_id)
-
-
-def decision_json(decision: Any, engine_id: str) -> dict[str, Any]:
-    return {"outcome": "suggested", "move": decision.move.to_dict(), "engine": engine_id,
-            "stats": dict(decision.stats or {})}
+    return tables.merged_suggestion(_context(job), game_id, engine_id, queues.results(job.connection, part_ids))

@@ -1,19 +1,13 @@
-"""Operations for the tilehouse service: request ids, structured JSON logs, Prometheus metrics and the
-health endpoints.
+"""Operations at the HTTP edge of the tilehouse service: the request id of every request, the request log
+line, Prometheus metrics and the health endpoints.  (The logs themselves, and the request id's rules, are
+:mod:`service.logs`; the counters the workers keep are :mod:`service.metrics`.)
 
 What it implements and the choices made where the issue is silent:
 
-- ``X-Request-ID``: a caller's id is kept when it is short and safe (1-64 characters from
-  ``A-Z a-z 0-9 . _ : -``, starting with a letter or digit); anything else is replaced by a fresh
-  ``uuid4().hex`` rather than rejected, because a bad tracing header must never fail a request. The id is
-  in ``flask.g.request_id``, in the response header, in every log line written while the request runs,
-  and (put there by the service) in ``job.meta["request_id"]`` of the jobs it queues, where the logging
-  filter of a worker finds it again: a worker built with :class:`JobLogContext` and :class:`TracingQueue`
-  (``worker.py``) puts the job's id and request id on every line it writes from the dequeue of a job until
-  RQ is done with it, RQ's own lines included.
-- Logs: one JSON object per line (``configure_logging()``, used by the app and by ``worker.py``); each
-  request writes one line on the ``tilehouse.request`` logger with method, route template, path, status,
-  duration and request id.
+- ``X-Request-ID`` (:func:`service.logs.valid_request_id`): the id is in ``flask.g.request_id``, in the
+  response header and in every log line written while the request runs (:func:`service.logs.enter_request`).
+- Each request writes one line on the ``tilehouse.request`` logger with method, route template, path,
+  status, duration and request id.
 - Metrics at ``/metrics`` in the Prometheus text format:
   ``tilehouse_http_requests_total{method,route,status}`` and
   ``tilehouse_http_request_duration_seconds{method,route,status}`` (route = the URL rule, e.g.
@@ -25,7 +19,7 @@ What it implements and the choices made where the issue is silent:
   under gunicorn these use prometheus_client's multiprocess mode when ``PROMETHEUS_MULTIPROC_DIR`` is set
   (``tilehouse serve`` and the container set it; gunicorn.conf.py wipes it at start), otherwise a registry
   per app. AI jobs and games are counted by RQ worker processes, possibly on other machines, so their
-  counters live in Redis hashes (``record_ai_job``, ``record_game``) and a custom collector reads them at
+  counters live in Redis hashes (:mod:`service.metrics`) and a custom collector reads them at
   scrape time: ``tilehouse_ai_jobs_total{engine,outcome}``, ``tilehouse_games_created_total``,
   ``tilehouse_games_finished_total``; the same collector reports ``tilehouse_queue_depth{queue}`` (jobs
   waiting in each RQ queue) and ``tilehouse_metrics_redis_up`` (0 when Redis could not be read, so a
@@ -45,30 +39,22 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
-import sys
 import time
-import traceback
-import uuid
 from collections.abc import Iterator, Mapping
-from contextvars import ContextVar
-from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any
 
 import redis
-from flask import Flask, Response, g, has_request_context, request
+from flask import Flask, Response, g, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from rq import Queue
 
-from service import config
+from service import config, problems
 from service.keys import AI_JOBS_METRIC_KEY, GAMES_METRIC_KEY
+from service.logs import REQUEST_ID_HEADER, enter_request, leave_request, new_request_id, valid_request_id
 
-REQUEST_ID_HEADER = "X-Request-ID"
-_REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 #: Socket timeouts of the health and metrics probes, in seconds: a probe answers fast or says "down".
 PROBE_TIMEOUT_SECONDS = 1.0
 #: Latency buckets in seconds: API calls are milliseconds; the tail catches a slow Redis.
@@ -79,136 +65,6 @@ OTHER_METHOD = "OTHER"
 
 log = logging.getLogger("tilehouse.request")
 _metrics_log = logging.getLogger("tilehouse.metrics")
-
-
-# --------------------------------------------------------------------------------------------- request ids
-
-def valid_request_id(value: str | None) -> bool:
-    return value is not None and _REQUEST_ID_RE.fullmatch(value) is not None
-
-
-def new_request_id() -> str:
-    return uuid.uuid4().hex
-
-
-#: ``(job id, request id)`` of the job an RQ worker of ours is handling, from the moment it is dequeued until
-#: RQ has finished with it -- so RQ's own lines about the job ("play: ... (id)", "Job OK", "result is kept")
-#: carry the ids too, not only the lines the job function writes while RQ's current job is set
-_WORKER_JOB: ContextVar[tuple[str, str | None] | None] = ContextVar("tilehouse_worker_job", default=None)
-
-
-def _enter_job(job: Any) -> None:
-    meta = job.meta if isinstance(getattr(job, "meta", None), dict) else {}
-    rid = meta.get("request_id")
-    _WORKER_JOB.set((job.id, rid if isinstance(rid, str) else None))
-
-
-class TracingQueue(Queue):
-    """An RQ queue that marks the job it hands to a worker as the worker's current job for the logs."""
-
-    @classmethod
-    def dequeue_any(cls, *args: Any, **kwargs: Any) -> Any:
-        result = super().dequeue_any(*args, **kwargs)
-        if result is not None:
-            _enter_job(result[0])
-        return result
-
-
-class JobLogContext:
-    """Mixin for an RQ worker class (before it in the bases): every log line written while the worker
-    handles a job -- RQ's own included -- carries that job's ``job_id`` and ``request_id``.
-    The worker's queues must be :class:`TracingQueue` (RQ logs the dequeue before ``execute_job`` runs)."""
-
-    queue_class = TracingQueue
-
-    def execute_job(self, job: Any, queue: Any) -> Any:
-        _enter_job(job)
-        try:
-            return super().execute_job(job, queue)  # type: ignore[misc]
-        finally:
-            _WORKER_JOB.set(None)
-
-
-def current_request_id() -> str | None:
-    """The id of the request being served, or of the request that queued the job being handled, or None."""
-    if has_request_context():
-        return getattr(g, "request_id", None)
-    handled = _WORKER_JOB.get()
-    if handled is not None:
-        return handled[1]
-    job = _current_job()
-    if job is not None:
-        rid = job.meta.get("request_id") if isinstance(job.meta, dict) else None
-        return rid if isinstance(rid, str) else None
-    return None
-
-
-def _current_job() -> Any:
-    try:
-        from rq import get_current_job
-    except ImportError:  # rq is a dependency; the guard only keeps logging usable without it
-        return None
-    return get_current_job()
-
-
-# --------------------------------------------------------------------------------------------- logging
-
-#: LogRecord attributes that are not user data; everything else given through ``extra=`` is logged.
-_RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime",
-                                                                                  "taskName"}
-
-
-class ContextFilter(logging.Filter):
-    """Adds ``request_id`` and ``job_id`` to every record (None outside a request or job)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not hasattr(record, "request_id"):
-            record.request_id = current_request_id()
-        if not hasattr(record, "job_id"):
-            handled = None if has_request_context() else _WORKER_JOB.get()
-            if handled is not None:
-                record.job_id = handled[0]
-            else:
-                job = None if has_request_context() else _current_job()
-                record.job_id = getattr(job, "id", None)
-        return True
-
-
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ``ts`` (UTC, ISO 8601, ms), ``level``, ``logger``, ``msg``, the
-    request/job ids, any ``extra=`` fields, and ``exc`` with the traceback when there is one."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        for key, value in vars(record).items():
-            if key not in _RECORD_FIELDS and not key.startswith("_"):
-                out[key] = value
-        if record.exc_info:
-            out["exc"] = "".join(traceback.format_exception(*record.exc_info)).rstrip()
-        return json.dumps(out, default=str, separators=(",", ":"))
-
-
-def configure_logging(level: str | int | None = None, stream: TextIO | None = None) -> logging.Handler:
-    """Send every log record of this process to ``stream`` (stderr) as one JSON line.
-
-    Replaces the root logger's handlers (so calling it twice does not double lines). ``level`` defaults to
-    ``TILEHOUSE_LOG_LEVEL`` or INFO. Returns the handler.
-    """
-    chosen = level if level is not None else os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO")
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    handler.addFilter(ContextFilter())
-    root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
-    root.addHandler(handler)
-    root.setLevel(chosen.upper() if isinstance(chosen, str) else chosen)
-    return handler
 
 
 def probe_client(conn: Any) -> Any:
@@ -327,17 +183,29 @@ def method_label(method: str) -> str:
     return method if method in KNOWN_METHODS else OTHER_METHOD
 
 
-def _before() -> None:
+def _request_id() -> str:
     incoming = request.headers.get(REQUEST_ID_HEADER)
-    g.request_id = incoming if valid_request_id(incoming) else new_request_id()
+    rid = incoming if incoming is not None and valid_request_id(incoming) else new_request_id()
+    g.request_id = rid
+    g._log_token = enter_request(rid)
+    return rid
+
+
+def _before() -> None:
+    _request_id()
     g._obs_started = time.perf_counter()
+
+
+def _teardown(exc: BaseException | None) -> None:
+    token = g.pop("_log_token", None)
+    if token is not None:
+        leave_request(token)
 
 
 def _after(response: Response) -> Response:
     rid = getattr(g, "request_id", None)
     if rid is None:  # a hook ahead of ours answered before _before ran
-        incoming = request.headers.get(REQUEST_ID_HEADER)
-        rid = g.request_id = incoming if valid_request_id(incoming) else new_request_id()
+        rid = _request_id()
     response.headers[REQUEST_ID_HEADER] = rid
     started = getattr(g, "_obs_started", None)
     elapsed = time.perf_counter() - started if started is not None else 0.0
@@ -356,13 +224,6 @@ def _obs() -> Observability:
     from flask import current_app
 
     return current_app.extensions["observability"]
-
-
-def _problem(status: int, slug: str, title: str, detail: str, **extra: Any) -> Response:
-    # The same shape and type namespace as service.problems, without importing the API layer.
-    body = {"type": f"urn:tilehouse:problem:{slug}", "title": title, "status": status, "detail": detail,
-            **extra}
-    return Response(json.dumps(body), status=status, mimetype="application/problem+json")
 
 
 def _check_redis(conn: redis.Redis | None) -> str:
@@ -400,9 +261,9 @@ def readyz() -> Response:
     if all(v == "ok" for v in checks.values()):
         return Response(json.dumps({"status": "ready", "checks": checks}), mimetype="application/json")
     failing = ", ".join(k for k, v in checks.items() if v != "ok")
-    response = _problem(503, "unavailable", "Service unavailable", f"not ready: {failing}", checks=checks)
-    response.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER_SECONDS", config.DEFAULT_RETRY_AFTER_SECONDS))
-    return response
+    retry = current_app.config.get("RETRY_AFTER_SECONDS", config.DEFAULT_RETRY_AFTER_SECONDS)
+    return problems.response(problems.Problem(503, f"not ready: {failing}", extra={"checks": checks},
+                                              headers={"Retry-After": str(retry)}))
 
 
 def metrics() -> Response:
@@ -416,6 +277,7 @@ def init_app(app: Flask) -> Observability:
     # First in line, so the id exists for every other before_request hook and its log lines.
     app.before_request_funcs.setdefault(None, []).insert(0, _before)
     app.after_request(_after)
+    app.teardown_request(_teardown)
     app.add_url_rule("/healthz", "healthz", healthz, methods=["GET"])
     app.add_url_rule("/readyz", "readyz", readyz, methods=["GET"])
     app.add_url_rule("/metrics", "metrics", metrics, methods=["GET"])

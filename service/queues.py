@@ -238,6 +238,11 @@ def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str,
     return job
 
 
+def results(conn: redis.Redis, job_ids: list[str]) -> list[Any]:
+    """The return values of the given jobs (None for a job that failed or has none)."""
+    return [Job.fetch(job_id, connection=conn).return_value() for job_id in job_ids]
+
+
 def delete_jobs(conn: redis.Redis, job_ids: list[str]) -> None:
     """Remove the given RQ jobs (those that still exist)."""
     for job_id in job_ids:

@@ -42,7 +42,7 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from service.observability import configure_logging
+from service.logs import configure_logging
 from service.redis_local import LocalRedis, RedisUnavailable, ping
 
 log = logging.getLogger("tilehouse.serve")

@@ -24,11 +24,7 @@ Lua script may touch them all:
   streams for, expiring with the ticket.
 * ``th:game:{<id>}:live`` -- not a key but the pub/sub channel on which the commit announces new events.
 
-* ``th:lobby`` and ``th:lobby:<rules>`` -- sorted sets of the games that have an open seat (the
-  lobby), scored by the epoch ms at which the game expires if nothing happens.  They are outside the
-  game's hash tag (one index for all games), so they are updated right after the commit that changes a
-  game's joinability (:meth:`Store.sync_lobby`) and checked against the games when listed: a crash between
-  the two, an expiry or a delete leaves no stale entry in an answer.
+The lobby, the index of the games with an open seat, is :mod:`service.lobby`.
 
 Seats.  ``doc["seats"][i]["kind"]`` is ``human``, ``ai`` or ``open``; an open seat becomes
 ``human`` (``joined: true``) when taken.  A seat taken after creation keeps the SHA-256 of its token in its
@@ -59,12 +55,11 @@ from typing import Any, cast
 
 import redis
 
-import engine
 from engine import load_state
 from engine.game import Event, State
 from service import config
 from service.errors import GameNotFound, VersionConflict
-from service.keys import events_key, game_key, jobs_key, live_channel, lobby_key, play_job_id
+from service.keys import events_key, game_key, jobs_key, live_channel, play_job_id
 
 #: bytes of randomness in a game id (64 bits: ids are not secrets, only unique)
 GAME_ID_BYTES = 8
@@ -268,7 +263,6 @@ class Store:
         pipe.execute()
         game.ai_job = ai_job or None
         game.last_event = (len(evs), json.loads(evs[-1])) if evs else None
-        self.sync_lobby(game)
         return game
 
     def get(self, game_id: str) -> Game:
@@ -320,11 +314,9 @@ class Store:
     def delete(self, game_id: str) -> list[str]:
         """Remove every key of the game; returns the ids of its RQ jobs (the caller removes those)."""
         job_ids = sorted(j.decode() for j in cast(set[bytes], self.conn.smembers(jobs_key(game_id))))
-        rules, index = cast(list[bytes | None], self.conn.hmget(game_key(game_id), ["doc", "live_index"]))
+        index = cast(bytes | None, self.conn.hget(game_key(game_id), "live_index"))
         self.conn.delete(*keys_of(game_id))
         self.conn.publish(live_channel(game_id), "deleted")  # open streams of the game end now
-        if rules is not None:
-            self._unlist(game_id, json.loads(rules)["rules"])
         if index is not None:
             self.conn.zrem(index.decode(), game_id)
         return job_ids
@@ -376,8 +368,6 @@ class Store:
         if logged:
             last = game.last_event
             after.last_event = ((last[0] if last else 0) + len(logged), json.loads(logged[-1]))
-        if game.open_seats or after.open_seats:
-            self.sync_lobby(after)
         return after
 
     # ---- presence
@@ -392,59 +382,3 @@ class Store:
         if known is not None and now - known < window:
             return None
         return now if self._touch(keys=[game_key(game_id)], args=[str(seat), now, window]) else None
-
-    # ---- lobby
-
-    def sync_lobby(self, game: Game) -> None:
-        """List ``game`` in the lobby while it has an open seat and is not over; unlist it otherwise."""
-        rules = game.doc["rules"]
-        if game.joinable:
-            score = now_ms() + self.ttl * 1000
-            pipe = self.conn.pipeline(transaction=False)
-            for key in (lobby_key(), lobby_key(rules)):
-                # an index outlives its newest entry by nothing: each entry expires with its game
-                pipe.zadd(key, {game.id: score})
-                pipe.expire(key, self.ttl)
-            pipe.execute()
-        else:
-            self._unlist(game.id, rules)
-
-    def _unlist(self, game_id: str, *rules: str) -> None:
-        pipe = self.conn.pipeline(transaction=False)
-        pipe.zrem(lobby_key(), game_id)
-        for r in rules:
-            pipe.zrem(lobby_key(r), game_id)
-        pipe.execute()
-
-    def lobby(self, rules: str | None, limit: int, cursor: tuple[int, str] | None = None
-              ) -> tuple[list[Game], tuple[int, str] | None]:
-        """Up to ``limit`` joinable games, most recently active first, after ``cursor`` (the ``(score,
-        id)`` of the last game of the previous page); and the cursor of the next page (None at the end).
-        Entries of games that expired, were deleted or filled meanwhile are dropped from the index."""
-        key = lobby_key(rules)
-        now = now_ms()
-        self.conn.zremrangebyscore(key, "-inf", now)
-        found: list[Game] = []
-        cur = cursor
-        while len(found) < limit:
-            top: int | str = "+inf" if cur is None else cur[0]
-            rows = [(m.decode(), int(sc)) for m, sc in cast(list[tuple[bytes, float]], self.conn.zrevrangebyscore(
-                key, top, now, start=0, num=2 * limit + 8, withscores=True))]
-            if cur is not None:
-                last = cur
-                rows = [(m, sc) for m, sc in rows if sc < last[0] or m < last[1]]
-            if not rows:
-                return found, None
-            for member, score in rows:
-                cur = (score, member)
-                try:
-                    game: Game | None = self.get(member)
-                except GameNotFound:
-                    game = None
-                if game is None or not game.joinable:
-                    self._unlist(member, *(engine.RULES if game is None else [game.doc["rules"]]))
-                    continue
-                found.append(game)
-                if len(found) == limit:
-                    break
-        return found, cur

@@ -13,9 +13,9 @@ what was read (a :class:`Change`, or ``None`` when there is nothing to do), comm
 :data:`MAX_ATTEMPTS` times.  A use case that must not outlive its version (a move sent with ``version``, an
 AI turn, a timeout) decides "nothing" or refuses when the version read is not its own, so the retry never
 applies it to a newer game.  Every commit, and every creation, is followed by the one after-commit step
-(:func:`_after_commit`): count the game created or finished, queue the AI seat's play job, schedule the
-running clock's timeout.  (The commit itself announces new events to the game's streams and keeps the
-lobby right.)  The stored game document is built in one place, :func:`_document`.
+(:func:`_after_commit`): list or unlist the game in the lobby, count the game created or finished, queue
+the AI seat's play job, schedule the running clock's timeout.  (The commit itself announces new events to
+the game's streams, in the same atomic step.)  The stored game document is built in one place, :func:`_document`.
 
 Refusals are :mod:`service.errors`; nothing here knows HTTP.
 """
@@ -52,6 +52,7 @@ from service.errors import (
 from service.fairplay import budget, live_games, seeds
 from service.keys import client_games_key
 from service.live import clock
+from service.lobby import Lobby
 from service.store import Game, Store, new_game_id, now_ms
 
 #: compare-and-set rounds before a change gives up (each lost round means another change landed first)
@@ -117,8 +118,10 @@ def _change(ctx: Context, game_id: str, decide: Callable[[Game], Change | None],
 
 
 def _after_commit(ctx: Context, before: Game | None, after: Game) -> None:
-    """What follows every commit and creation: the count of games created or finished, the AI seat's play
-    job, the running clock's timeout."""
+    """What follows every commit and creation: the lobby listing, the count of games created or finished,
+    the AI seat's play job, the running clock's timeout."""
+    if before is None or before.open_seats or after.open_seats:
+        Lobby(ctx.store).sync(after)
     if before is None:
         metrics.record_game(ctx.conn, "created")
     if after.state.finished and not (before is not None and before.state.finished):
@@ -344,6 +347,40 @@ def suggest(ctx: Context, game: Game, seat: int, engine_id: str, params: dict[st
                                      cfg=ctx.cfg, charged=charged)
 
 
+def suggestion(ctx: Context, game_id: str, version: int, seat: int, engine_id: str, params: Mapping[str, Any],
+               seed: int, charged: Mapping[str, Any] | None) -> ai.Decision | dict[str, Any]:
+    """The AI's suggestion for ``seat`` at ``version`` (``{"outcome": "stale", "version"}`` once the game has
+    moved on); what the search did not use of ``charged`` goes back to the AI budgets."""
+    try:
+        game = ctx.store.get(game_id)
+    except GameNotFound:
+        return {"outcome": "stale", "version": None}
+    if game.version != version or game.state.to_move != seat:
+        return {"outcome": "stale", "version": game.version}
+    decision = ai.decide(engine_id, game.state, seat, dict(params), seed)
+    budget.refund_unused(ctx.conn, charged, float((decision.stats or {}).get("elapsed_ms", 0)))
+    metrics.record_ai_job(ctx.conn, engine_id, "suggested")
+    return decision
+
+
+def merged_suggestion(ctx: Context, game_id: str, engine_id: str, parts: list[Any]) -> dict[str, Any]:
+    """The suggestion of a split search: the root statistics of the parts that finished (``parts``: their
+    results) combined by ``ai.merge``; a stale answer when every part found the game moved on."""
+    decisions = [p for p in parts if isinstance(p, ai.Decision)]
+    if not decisions:
+        stale = next((p for p in reversed(parts) if isinstance(p, dict)), None)
+        if stale is not None:
+            return stale
+        raise RuntimeError("every part of the suggestion failed")
+    return decision_json(ai.merge(decisions, ctx.store.get(game_id).state), engine_id)
+
+
+def decision_json(decision: Any, engine_id: str) -> dict[str, Any]:
+    """A suggestion job's result: the move and the search statistics, for the seat that asked only."""
+    return {"outcome": "suggested", "move": decision.move.to_dict(), "engine": engine_id,
+            "stats": dict(decision.stats or {})}
+
+
 # --------------------------------------------------------------------------- seats and the end
 
 def _seat_taken_events(seats: list[dict[str, Any]], seat: int, doc: dict[str, Any], to_move: int | None
@@ -399,6 +436,7 @@ def resign(ctx: Context, game_id: str, seat: int, game: Game | None = None) -> G
 def delete(ctx: Context, game_id: str) -> None:
     """Remove the game, everything stored for it and its queued jobs."""
     queues.delete_jobs(ctx.conn, ctx.store.delete(game_id))
+    Lobby(ctx.store).unlist(game_id, *engine.RULES)
 
 
 def discard(ctx: Context, client: str, game_id: str) -> None:

@@ -1,6 +1,6 @@
 """Bad input gets the right 4xx problem document and leaves the stored game unchanged; unknown things are 404,
 wrong methods 405, bugs a 500 without a stack trace, an unreachable Redis 503 with Retry-After
-(shared/API.md "Conventions")."""
+(docs/api.md, "Conventions")."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ PROBLEM = "application/problem+json"
 
 
 def _snapshot(conn, game_id: str) -> tuple:
-    # ``seen`` (presence) is written by every successful authenticated request, reads included (issue 11)
+    # ``seen`` (presence) is written by every successful authenticated request, reads included
     return ({k: v for k, v in conn.hgetall(store_module.game_key(game_id)).items() if k != b"seen"}, conn.lrange(store_module.events_key(game_id), 0, -1),
             conn.smembers(store_module.jobs_key(game_id)), conn.llen("rq:queue:suggest"))
 

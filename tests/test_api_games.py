@@ -1,5 +1,5 @@
 """The game resource through real HTTP (Flask test client), a real Redis and a real RQ worker: whole games of
-every rule set with AI seats, ETags, idempotent retries, concurrent moves, deletion (shared/API.md)."""
+every rule set with AI seats, ETags, idempotent retries, concurrent moves, deletion (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The push stream and its tickets (issue 11, point 2): ``GET /v1/games/{id}/stream`` sends every event as
+"""The push stream and its tickets: ``GET /v1/games/{id}/stream`` sends every event as
 ``GET /events`` gives the same viewer, numbered the same, resumes from ``Last-Event-ID``/``?after=`` with
 nothing lost or doubled, keeps the line alive, ends with the game; tickets open it for a browser; bad input
 is a 4xx problem that changes nothing.  Streams are read incrementally through the Flask test client

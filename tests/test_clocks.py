@@ -1,4 +1,4 @@
-"""Clocks (issue 11, acceptance 3): Fischer time control of the human seats, shown in every view, timeouts
+"""Clocks: Fischer time control of the human seats, shown in every view, timeouts
 scheduled with RQ's ``enqueue_at`` and carried out by real RQ workers with their scheduler -- an in-process
 ``SimpleWorker(...).work(burst=True, with_scheduler=True)`` once the deadline has passed, and a real
 ``python worker.py`` process -- with clocks of a few hundred milliseconds."""

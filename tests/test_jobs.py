@@ -1,4 +1,4 @@
-"""AI work on RQ with a real Redis and a real in-process RQ worker (issue 7 "AI on RQ"): stale jobs do
+"""AI work on RQ with a real Redis and a real in-process RQ worker: stale jobs do
 nothing, exactly one play job per AI turn with a deterministic id, the retry -> greedy -> random fallback
 for failures and timeouts, the watchdog, split ismcts suggestions merged with ``ai.merge``, and what a
 job result may show."""
@@ -92,7 +92,7 @@ def _failing_decide(failing: set[str], real=ai.decide, sleep: float = 0.0):
 
 
 def test_a_failing_ai_is_retried_once_then_replaced_by_greedy(app, client, drain, monkeypatch):
-    monkeypatch.setattr(jobs.ai, "decide", _failing_decide({"ismcts"}))
+    monkeypatch.setattr(ai, "decide", _failing_decide({"ismcts"}))
     created = _ai_first_game(client)
     game_id = created["game"]["id"]
     conn = app.extensions["redis"]
@@ -111,7 +111,7 @@ def test_a_failing_ai_is_retried_once_then_replaced_by_greedy(app, client, drain
 
 
 def test_when_greedy_fails_too_random_plays_and_the_game_never_stalls(app, client, drain, monkeypatch):
-    monkeypatch.setattr(jobs.ai, "decide", _failing_decide({"ismcts", "greedy"}))
+    monkeypatch.setattr(ai, "decide", _failing_decide({"ismcts", "greedy"}))
     created = create(client, "tiuu", [cheap_ai("ismcts"), cheap_ai("ismcts")], seed=2)
     game_id = created["game"]["id"]
     drain()
@@ -125,7 +125,7 @@ def test_a_timed_out_ai_job_is_replaced(app, client, monkeypatch):
     fast = {**queues.settings(), "AI_JOB_TIMEOUT_SECONDS": 1}
     monkeypatch.setattr(queues, "settings", lambda: fast)
     app.config["AI_JOB_TIMEOUT_SECONDS"] = 1
-    monkeypatch.setattr(jobs.ai, "decide", _failing_decide({"ismcts"}, sleep=3.0))
+    monkeypatch.setattr(ai, "decide", _failing_decide({"ismcts"}, sleep=3.0))
     created = _ai_first_game(client)
     game_id = created["game"]["id"]
     conn = app.extensions["redis"]

@@ -1,4 +1,4 @@
-"""Resign / abandon and rematch over HTTP (issue 11, acceptance 4 and 5): a defined end for every rule set,
+"""Resign / abandon and rematch over HTTP: a defined end for every rule set,
 409 problems that change nothing, forfeits on time, replays that still reproduce, and a rematch that is
 idempotent, linked both ways, rotates the starting seat and gives each human seat its own token only."""
 

@@ -1,4 +1,4 @@
-"""Open seats, joining, the lobby and presence (issue 11, acceptance 4 and 5), through the Flask test client
+"""Open seats, joining, the lobby and presence, through the Flask test client
 (every answer validated against openapi.yaml), a real Redis and a real RQ worker."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import threading
 import pytest
 from api_support import bearer, cheap_ai, create, humans, tokens_by_seat
 
+from service import keys
 from service import store as store_module
 
 pytest_plugins = ["api_fixtures"]
@@ -18,7 +19,7 @@ OPEN = {"kind": "open"}
 def _state(conn, game_id: str) -> tuple:
     """Everything stored for a game except presence (which any successful request may write)."""
     return ({k: v for k, v in conn.hgetall(store_module.game_key(game_id)).items() if k != b"seen"},
-            conn.lrange(store_module.events_key(game_id), 0, -1), conn.zrange(store_module.lobby_key(), 0, -1),
+            conn.lrange(store_module.events_key(game_id), 0, -1), conn.zrange(keys.lobby_key(), 0, -1),
             conn.llen("rq:queue:play"))
 
 
@@ -170,8 +171,8 @@ def test_the_lobby_drops_games_that_filled_were_deleted_or_expired(app, client, 
     redis_conn.delete(*store_module.keys_of(c["game"]["id"]))
     listed = [g["id"] for g in client.get("/v1/games?rules=kozel").get_json()["games"]]
     assert listed == [d["game"]["id"]]
-    assert redis_conn.zrange(store_module.lobby_key("kozel"), 0, -1) == [d["game"]["id"].encode()]
-    assert redis_conn.zrange(store_module.lobby_key(), 0, -1) == [d["game"]["id"].encode()]
+    assert redis_conn.zrange(keys.lobby_key("kozel"), 0, -1) == [d["game"]["id"].encode()]
+    assert redis_conn.zrange(keys.lobby_key(), 0, -1) == [d["game"]["id"].encode()]
 
 
 @pytest.mark.parametrize("query", ["status=finished", "limit=0", "limit=51", "limit=x", "cursor=abc", "rules=",

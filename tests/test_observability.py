@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from service import metrics, observability
+from service import logs, metrics, observability
 from service.redis_local import free_port
 
 
@@ -59,7 +59,7 @@ def json_log() -> Iterator[io.StringIO]:
     root = logging.getLogger()
     saved_handlers, saved_level = list(root.handlers), root.level
     buf = io.StringIO()
-    observability.configure_logging("INFO", stream=buf)
+    logs.configure_logging("INFO", stream=buf)
     yield buf
     for h in list(root.handlers):
         root.removeHandler(h)
@@ -92,7 +92,7 @@ def test_request_id_given_by_the_client_is_returned_and_kept_in_g(app):
 def test_unsafe_or_long_request_id_is_replaced_by_a_fresh_one(app, bad):
     rv = app.test_client().get("/v1/games/g1", headers={"X-Request-ID": bad})
     rid = rv.headers["X-Request-ID"]
-    assert rid != bad and observability.valid_request_id(rid)
+    assert rid != bad and logs.valid_request_id(rid)
     assert rv.json["request_id"] == rid
 
 

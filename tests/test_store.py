@@ -1,4 +1,4 @@
-"""The Redis store (issue 7 "Store"): compare-and-set on ``version``, one hash tag per game, the event log
+"""The Redis store: compare-and-set on ``version``, one hash tag per game, the event log
 with per-event visibility, idle expiry refreshed by every move, and deletion of every key."""
 
 from __future__ import annotations

@@ -11,7 +11,8 @@
 * ``playout(state, rng)``: the search's playout policy, the greedy engine's move for the seat to move,
   decided from that seat's own information in the sampled world (issue 13: it measured stronger than a
   cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").  ``rollout(state,
-  rng)`` plays it to the end of the game in one call (the search's fast path, issue 14).
+  rng)`` plays it to the end of the game in one call (the search's fast path, built by the engine's search
+  kit, ``engine.tiengow_wall.rollout_of``).
 * ``move_class(state, move)`` and ``distinct(state)``: the strategic classes of the moves of the seat to
   move (placements that differ only in which losing tile lies under which column are one class) and one
   move per class.  ``distinct`` opts the wall variant into the search's paired root (``ai.ismcts``).
@@ -31,7 +32,8 @@ import random
 from itertools import combinations
 from typing import cast
 
-from engine.game import Move, State
+from ai.heuristics import Distinct, Greedy, Heuristics, Policy, register
+from engine.game import Move
 from engine.tiengow_wall import (
     BEATS,
     CIVIL,
@@ -42,6 +44,7 @@ from engine.tiengow_wall import (
     TienGowWallState,
     lead_move,
     place_move,
+    rollout_of,
 )
 
 #: how much a tile is worth keeping, 0..1 within its suit (strength over the suit's best)
@@ -223,19 +226,11 @@ def playout(state: TienGowWallState, rng: random.Random) -> Move:
 ROLLOUT_DRAWS = False
 
 
-def rollout(state: State, rng: random.Random) -> None:
-    """``playout`` move after move until the current deal (game) ends: the search's playout in one call,
-    with the same moves as calling ``playout`` and ``apply`` in a loop (``tests/test_rollouts.py`` plays
-    both from thousands of sampled positions and compares the states; neither draws from ``rng``).  It
-    saves the loop's per-move overhead -- ``to_move``, ``deals_done``, ``playout``, ``greedy`` and the
-    interned ``Move`` -- and plays the tiles through the engine's own ``apply`` code (``_play``)."""
-    st = cast(TienGowWallState, state)
-    play = st._play
-    deals = st.deals  # appended to in place at the end of a game
-    deal = len(deals)
-    while st.turn >= 0 and len(deals) == deal:
-        t = st.turn
-        play(_follow(st, t) if st.cols else _lead(st, t))
+#: ``rollout(state, rng)``: ``playout`` move after move until the current deal (game) ends, in one call, with
+#: the same moves as calling ``playout`` and ``apply`` in a loop (``engine.tiengow_wall.rollout_of``;
+#: ``tests/test_rollouts.py`` plays both from thousands of sampled positions and compares the states;
+#: neither draws from ``rng``)
+rollout = rollout_of(_lead, _follow)
 
 
 def move_class(state: TienGowWallState, move: Move) -> tuple[int, ...]:
@@ -268,3 +263,9 @@ def distinct(state: TienGowWallState) -> list[Move]:
     for m in moves:
         seen.setdefault(move_class(state, m), m)
     return list(seen.values())
+
+
+# the functions take the wall's own state: the record serves this rule set's states only
+HEURISTICS = register("tiengow_wall", Heuristics(
+    greedy=cast(Greedy, greedy), playout=cast(Policy, playout), rollout=rollout, rollout_draws=ROLLOUT_DRAWS,
+    distinct=cast(Distinct, distinct)))

@@ -15,27 +15,19 @@ may see: its own hand (through its legal moves), the pool, the stock size and th
 from __future__ import annotations
 
 import random
-from itertools import compress
 from typing import cast
 
-from ai.heuristics import play_to_deal_end
+from ai.heuristics import Heuristics, register
 from engine.game import Move, State, below
-from engine.tiles import CF_CIVIL, FACES
 from engine.tiuu import (
     CAPTURE,
-    CAPTURE_MOVES,
     FISH,
     FLIP,
-    FLIP_MOVE,
     FOURTH,
-    FOURTH_MOVES,
-    MIN_STOCK,
-    OVER,
-    PART1,
     TAKE,
     TRIPLE,
-    TRIPLE_MOVES,
     TiuUState,
+    rollout_of,
 )
 
 #: average points of a captured pair: every fish of the double set (592 points) over 32 pairs
@@ -127,70 +119,11 @@ def playout(state: State, rng: random.Random) -> Move:
     return best
 
 
-def rollout(state: State, rng: random.Random) -> None:
-    """``playout`` move after move until the current game ends, in one call: the same moves and draws as
-    the loop of ``playout`` and ``apply`` (``tests/test_rollouts.py`` compares the two from thousands of
-    sampled positions).  Issue 14: in part 1 of a turn the moves are generated as ``legal_moves`` does it
-    and valued in the same pass; the list is only put together when the policy explores, and every move
-    is applied by the engine."""
-    st = cast(TiuUState, state)
-    if not st.halt_at_deal_end:
-        play_to_deal_end(st, playout, rng)
-        return
-    apply = st.apply
-    random_ = rng.random
-    match = st.match
-    classic = st.classic
-    pool = st.pool
-    played = st.played
-    upc = st.upc
-    hands = st.hands
-    while True:  # halting at the game's end sets the phase to OVER
-        phase = st.phase
-        if phase != PART1:
-            if phase == OVER:
-                return
-            apply(playout(st, rng))
-            continue
-        hand = hands[st.turn]
-        nstock = st.nstock
-        long_stock = nstock >= MIN_STOCK
-        grow = PLAYOUT_GROWTH if nstock > PLAYOUT_GROWTH_STOCK else 1
-        captures: list[Move] = []
-        specials: list[Move] = []
-        best = FLIP_MOVE
-        best_value = -1
-        for h in compress(FACES, hand):
-            row = CAPTURE_MOVES[h]
-            fish = FISH[h]
-            for t in match[h]:
-                if pool[t]:
-                    m = row[t]
-                    captures.append(m)
-                    v = fish + FISH[t]
-                    if v > best_value:
-                        best, best_value = m, v
-            if long_stock and pool[h] == 2 and not played[h] and CF_CIVIL[h]:
-                specials.append(TRIPLE_MOVES[h])
-            if upc[h] == 3 and (long_stock or classic):
-                specials.append(FOURTH_MOVES[h])
-        flip = (not captures and not specials) or classic
-        n = len(captures) + len(specials) + flip
-        if n == 1:
-            move = captures[0] if captures else specials[0] if specials else FLIP_MOVE
-        elif random_() < PLAYOUT_EXPLORE:
-            r = below(rng, n)
-            moves = captures + specials
-            if flip:
-                moves.append(FLIP_MOVE)
-            move = moves[r]
-        else:
-            # after the captures, in list order: the specials, then the flip
-            for m in specials:
-                v = 4 * FISH[m.code[1]] if m.code[0] == FOURTH and classic else grow
-                if v > best_value:
-                    best, best_value = m, v
-            if flip and best_value < 0:
-                best = FLIP_MOVE
-            move = best
-        apply(move)
+#: ``rollout(state, rng)``: ``playout`` to the end of the game in one call, with the same moves and draws
+#: (``engine.tiuu.rollout_of``; ``tests/test_rollouts.py`` compares the two from thousands of sampled
+#: positions)
+rollout = rollout_of(playout, explore=PLAYOUT_EXPLORE, growth=PLAYOUT_GROWTH,
+                     growth_stock=PLAYOUT_GROWTH_STOCK)
+
+
+HEURISTICS = register("tiuu", Heuristics(greedy=greedy, playout=playout, rollout=rollout))

@@ -205,9 +205,7 @@ def game_view(game: Game, seat: int | None, last: tuple[int, dict[str, Any]] | N
     return out
 
 
-def register(app: Flask) -> None:
-    from service.api import engines, games, jobs, lifecycle, lobby, replays, rules, seats, streams
-
-    for module in (rules, engines, games, lobby, seats, lifecycle, jobs, replays, streams):
-        app.register_blueprint(module.bp)
+def init_app(app: Flask) -> None:
+    """What every blueprint's requests share: presence recorded once the request has succeeded.  (The
+    blueprints, which import this module, are registered by the app factory.)"""
     app.after_request(_record_presence)

@@ -20,8 +20,8 @@ from rq.job import Job, JobStatus
 from service.api import caller, conn, store
 from service.errors import GameNotFound
 from service.hardening import recovery
-from service.jobs import decision_json
 from service.problems import TYPE_PREFIX, Problem
+from service.tables import decision_json
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 

@@ -1,7 +1,7 @@
 """``GET /v1/games?status=open&rules=...``: the lobby of joinable games.
 
 Lists the games that have a seat anyone may take (``kind: "open"``), most recently active first, from the
-index ``th:lobby[:<rules>]`` (``Store.lobby``) that every commit changing a game's joinability keeps right,
+index ``th:lobby[:<rules>]`` (:class:`service.lobby.Lobby`) that every commit changing a game's joinability keeps right,
 and that is checked against the games as it is read (an expired, deleted or filled game never shows).
 Paginated by cursor, as Lichess's APIs do: ``limit`` (1-50, default 20) and the ``next`` cursor of the
 previous page; ``next`` is null on the last page (a page that ends exactly at the end may be followed by
@@ -18,6 +18,7 @@ from flask.typing import ResponseReturnValue
 
 from service import schemas
 from service.api import join_url, store
+from service.lobby import Lobby
 from service.store import Game
 
 bp = Blueprint("lobby", __name__, url_prefix="/v1/games")
@@ -44,6 +45,6 @@ def list_games() -> ResponseReturnValue:
     if "cursor" in query:
         score, _, game_id = query["cursor"].partition(".")
         cursor = (int(score), game_id)
-    games, nxt = store().lobby(query.get("rules"), query["limit"], cursor)
+    games, nxt = Lobby(store()).page(query.get("rules"), query["limit"], cursor)
     return jsonify({"games": [summary(g) for g in games],
                     "next": None if nxt is None else f"{nxt[0]}.{nxt[1]}"})
