@@ -6,7 +6,10 @@
 #
 # docker-compose.yml runs Redis, the API and scalable workers together, from this one image.
 
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# Pinned by digest (the multi-platform index), so every build starts from the same bytes whatever the tag
+# points at later; `python3 dev.py pin-images` moves the pin to the tag's current digest (then rebuild and
+# run the tests). Another base: --build-arg PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:...
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:fe556eaffd0d96abd8685b83bb8a69addd0dc730fa193669a7df0d49ddcfac02
 
 # ---- build: the locked dependencies and the project's wheel, into a virtual environment ----
 FROM ${PYTHON_IMAGE} AS build

@@ -26,14 +26,13 @@ import argparse
 import os
 import sys
 
-import redis
 from rq import Worker
 from rq.worker import BaseWorker
 
 import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
-from service import config, jobs, logs  # noqa: F401 - jobs: the job functions, imported once
+from service import config, connections, jobs, logs  # noqa: F401 - jobs: the job functions, imported once
 from service.hardening.recovery import RecoveringWorker, quiet_maintenance_logs, worker_options
 from service.queues import QUEUE_ORDER
 
@@ -84,15 +83,15 @@ def main(argv: list[str] | None = None) -> int:
         names = queue_names(args.queues)
     except ValueError as e:
         p.error(str(e))
-    cfg = config.load()
-    url = args.url or cfg["REDIS_URL"]
+    cfg = config.load({"REDIS_URL": args.url} if args.url else None)
     logs.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
     # RQ's three lines per maintenance round (every WORKER_MAINTENANCE_SECONDS) only at DEBUG
     quiet_maintenance_logs()
     # the engines' tables are built (imported above): freeze them and keep full collections out of the
     # searches
     settle_gc()
-    conn = redis.Redis.from_url(url)
+    # the configured Redis, or the master the sentinels name (REDIS_SENTINELS), as the API finds it
+    conn = connections.client(cfg)
     queues = [logs.TracingQueue(name, connection=conn) for name in names]
     options = worker_options(cfg)
     if args.fork:

@@ -23,13 +23,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import redis
 from flask import Flask, Response
 from flask_cors import CORS
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from service import api, problems, web
+from service import api, connections, problems, web
 from service import config as config_module
 from service.api import engines, games, jobs, lifecycle, lobby, replays, rules, seats, streams
 from service.hardening import bodies, metrics_access
@@ -75,17 +74,17 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # Under gevent one process serves hundreds of connections at once: a burst of requests waits up to the
     # socket timeout for one of REDIS_POOL_SIZE connections rather than failing (redis-py's plain pool
     # raises at its limit, 100 by default since redis-py 6).
-    conn = redis.Redis.from_pool(redis.BlockingConnectionPool.from_url(
-        cfg["REDIS_URL"], max_connections=REDIS_POOL_SIZE, timeout=timeout, **client))
+    conn = connections.client(cfg, blocking=True, max_connections=REDIS_POOL_SIZE, timeout=timeout, **client)
     app.extensions["redis"] = conn
     # Push streams hold a connection each for their subscription, for as long as they are open: a pool of
     # their own, bounded only by the connections a gunicorn worker accepts (worker_connections). No retries:
     # redis-py would reconnect and resubscribe a dropped subscription silently, and a notification sent
     # in the gap would be lost; without them the stream ends and its client resumes from Last-Event-ID.
-    app.extensions["redis_streams"] = redis.Redis.from_pool(redis.ConnectionPool.from_url(
-        cfg["REDIS_URL"], max_connections=STREAM_POOL_SIZE, retry=Retry(NoBackoff(), 0), **client))
+    app.extensions["redis_streams"] = connections.client(cfg, max_connections=STREAM_POOL_SIZE,
+                                                         retry=Retry(NoBackoff(), 0), **client)
     app.extensions["queues"] = make_queues(conn)
-    app.extensions["store"] = Store(conn, cfg["GAME_TTL_SECONDS"])
+    app.extensions["store"] = Store(conn, cfg["GAME_TTL_SECONDS"], wait_replicas=cfg["REDIS_WAIT_REPLICAS"],
+                                    wait_timeout_ms=cfg["REDIS_WAIT_TIMEOUT_MS"])
 
     for blueprint in (rules.bp, engines.bp, games.bp, lobby.bp, seats.bp, lifecycle.bp, jobs.bp, replays.bp,
                       streams.bp):

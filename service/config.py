@@ -14,6 +14,15 @@ from typing import Any
 
 #: Redis holding games, events and the RQ queues
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+#: sentinels to ask for the current master (``host:port,host:port``); empty: ``REDIS_URL`` is the server
+#: (service.connections)
+DEFAULT_REDIS_SENTINELS = ""
+#: the name under which the sentinels monitor the master
+DEFAULT_REDIS_SENTINEL_MASTER = "tilehouse"
+#: replicas that must have a game's commit (Redis ``WAIT``) before it is acknowledged; 0: do not wait
+DEFAULT_REDIS_WAIT_REPLICAS = 0
+#: how long a commit waits for those replicas, in milliseconds; fewer acknowledgements fail the request (503)
+DEFAULT_REDIS_WAIT_TIMEOUT_MS = 1000
 #: idle time after which a game and everything stored for it expire, in seconds (7 days); refreshed on every move
 DEFAULT_GAME_TTL_SECONDS = 7 * 24 * 3600
 #: largest request body accepted, in bytes (a move or a game creation is well under 1 KiB)
@@ -74,6 +83,10 @@ DEFAULT_SEED_SECRET = ""
 
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": DEFAULT_REDIS_URL,
+    "REDIS_SENTINELS": DEFAULT_REDIS_SENTINELS,
+    "REDIS_SENTINEL_MASTER": DEFAULT_REDIS_SENTINEL_MASTER,
+    "REDIS_WAIT_REPLICAS": DEFAULT_REDIS_WAIT_REPLICAS,
+    "REDIS_WAIT_TIMEOUT_MS": DEFAULT_REDIS_WAIT_TIMEOUT_MS,
     "GAME_TTL_SECONDS": DEFAULT_GAME_TTL_SECONDS,
     "MAX_BODY_BYTES": DEFAULT_MAX_BODY_BYTES,
     "AI_JOB_TIMEOUT_SECONDS": DEFAULT_AI_JOB_TIMEOUT_SECONDS,
@@ -106,6 +119,9 @@ PARAM_CAPS = {"time_ms": "AI_MAX_TIME_MS", "iterations": "AI_MAX_ITERATIONS"}
 
 ENV_PREFIX = "TILEHOUSE_"
 
+#: numeric settings for which 0 is a meaningful value (every other one must be positive)
+MAY_BE_ZERO = frozenset({"REDIS_WAIT_REPLICAS"})
+
 
 class ConfigError(ValueError):
     """An environment variable or config value of the wrong type."""
@@ -119,8 +135,10 @@ def _coerce(name: str, default: Any, raw: Any) -> Any:
             raise ConfigError(f"{ENV_PREFIX}{name} must be a {type(default).__name__}, not {raw!r}") from None
     else:
         value = raw
-    if isinstance(default, int | float) and not isinstance(default, bool) and value <= 0:
-        raise ConfigError(f"{name} must be positive, not {value!r}")
+    numeric = isinstance(default, int | float) and not isinstance(default, bool)
+    if numeric and (value < 0 or (value == 0 and name not in MAY_BE_ZERO)):
+        raise ConfigError(f"{name} must be {'at least 0' if name in MAY_BE_ZERO else 'positive'}, "
+                          f"not {value!r}")
     return value
 
 

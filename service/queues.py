@@ -80,8 +80,9 @@ def make_queues(conn: redis.Redis) -> dict[str, Queue]:
 
 
 def derive_seed(*parts: object) -> int:
+    """A seed made from ``parts``, below 2^53 like every seed the server makes (an exact JSON number anywhere)."""
     digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+    return int.from_bytes(digest[:8], "big") >> 11
 
 
 def engine_seed(game: Game) -> int:
@@ -169,6 +170,10 @@ def ensure_ai_progress(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | N
     if status == JobStatus.STARTED and recovery.abandoned(job, cfg["ABANDONED_JOB_SECONDS"]):
         # its worker died: RQ's abandoned-job handling runs the failure callback, which queues the next step
         recovery.fail_over(conn, job)
+        return True
+    if status == JobStatus.QUEUED and recovery.stranded(conn, job, cfg["ABANDONED_JOB_SECONDS"]):
+        # taken off its queue by a worker that a Redis failover cut off before it started the job
+        recovery.requeue_stranded(conn, job)
         return True
     attempt = next((i for i, (suffix, _) in enumerate(CHAIN) if suffix and game.ai_job.endswith(suffix)), 0)
     if status is None:

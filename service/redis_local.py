@@ -18,6 +18,8 @@ from typing import Any
 
 import redis
 
+from service import connections
+
 
 class RedisUnavailable(RuntimeError):
     """No Redis server could be found or started."""
@@ -50,7 +52,7 @@ def free_port() -> int:
 
 def ping(url: str, timeout: float = 0.5) -> bool:
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+        client = connections.client({"REDIS_URL": url}, socket_connect_timeout=timeout, socket_timeout=timeout)
         try:
             return bool(client.ping())
         finally:

@@ -42,6 +42,9 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import redis
+
+from service import config, connections
 from service.logs import configure_logging
 from service.redis_local import LocalRedis, RedisUnavailable, ping
 
@@ -108,6 +111,18 @@ class ChildExited(RuntimeError):
     """A child process or the private Redis ended on its own."""
 
 
+def ping_configured(cfg: dict[str, Any]) -> bool:
+    """Whether the Redis the configuration names (through the sentinels, if any) answers PING."""
+    try:
+        conn = connections.client(cfg, socket_timeout=0.5, socket_connect_timeout=0.5)
+        try:
+            return bool(conn.ping())
+        finally:
+            conn.close()
+    except (redis.RedisError, OSError):
+        return False
+
+
 class _Stop(Exception):
     """Raised inside the supervision loop when SIGINT or SIGTERM arrives."""
 
@@ -139,6 +154,20 @@ class Runner:
 
     # ----------------------------------------------------------------------------------------- redis
     def start_redis(self) -> None:
+        cfg = config.load()
+        if connections.uses_sentinel(cfg):
+            # the children find the master through the same sentinels (they inherit the environment)
+            deadline = time.monotonic() + self.args.redis_wait
+            while not ping_configured(cfg):
+                if time.monotonic() > deadline:
+                    raise RedisUnavailable(f"the sentinels {cfg['REDIS_SENTINELS']} named no master "
+                                           f"{cfg['REDIS_SENTINEL_MASTER']!r} that answers PING within "
+                                           f"{self.args.redis_wait:g} s")
+                time.sleep(POLL_SECONDS)
+            self.redis_url = cfg["REDIS_URL"]
+            log.info(f"redis: using the master {cfg['REDIS_SENTINEL_MASTER']!r} of the sentinels "
+                     f"{cfg['REDIS_SENTINELS']} from TILEHOUSE_REDIS_SENTINELS", extra={"redis_source": "sentinel"})
+            return
         url = os.environ.get("TILEHOUSE_REDIS_URL")
         if url:
             deadline = time.monotonic() + self.args.redis_wait

@@ -44,6 +44,7 @@ land and no move is lost (the loser gets :class:`VersionConflict`).  Every key e
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import threading
@@ -118,6 +119,23 @@ return 1
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+class NotReplicated(redis.ConnectionError):
+    """A commit that fewer replicas than ``REDIS_WAIT_REPLICAS`` confirmed in time.  The master has it, but a
+    failover now could lose it, so it is not acknowledged: the request fails like any Redis outage (503,
+    Retry-After) and an AI job is retried; a retry of the same move finds it applied (idempotent) or
+    applies it again, whichever the surviving Redis says."""
+
+    def __init__(self, game_id: str, acked: int, wanted: int) -> None:
+        super().__init__(f"game {game_id}: {acked} of {wanted} replicas confirmed the commit in time")
+        self.game_id, self.acked, self.wanted = game_id, acked, wanted
+
+
+@functools.lru_cache(maxsize=1)
+def _wait_settings() -> tuple[int, int]:
+    cfg = config.load()
+    return int(cfg["REDIS_WAIT_REPLICAS"]), int(cfg["REDIS_WAIT_TIMEOUT_MS"])
 
 
 def keys_of(game_id: str) -> list[str]:
@@ -232,9 +250,16 @@ _PARSED = _ParsedCache(PARSED_CACHE_ENTRIES)
 class Store:
     """Games in Redis.  The connection is passed in (RQ's habit), never global."""
 
-    def __init__(self, conn: redis.Redis, ttl_seconds: int) -> None:
+    def __init__(self, conn: redis.Redis, ttl_seconds: int, *, wait_replicas: int | None = None,
+                 wait_timeout_ms: int | None = None) -> None:
+        """``wait_replicas``/``wait_timeout_ms``: every commit waits (``WAIT``) for that many replicas, at most
+        that long; None: ``REDIS_WAIT_REPLICAS`` and ``REDIS_WAIT_TIMEOUT_MS`` from the environment (what a
+        worker's jobs use), 0 replicas: no wait."""
         self.conn = conn
         self.ttl = int(ttl_seconds)
+        env_wait = _wait_settings()
+        self.wait_replicas = env_wait[0] if wait_replicas is None else int(wait_replicas)
+        self.wait_timeout_ms = env_wait[1] if wait_timeout_ms is None else int(wait_timeout_ms)
         self._commit = conn.register_script(COMMIT_LUA)
         self._set_ai_job = conn.register_script(SET_AI_JOB_LUA)
         self._touch = conn.register_script(TOUCH_LUA)
@@ -356,9 +381,19 @@ class Store:
         logged = [_event_json(e, new_version, service=True) if e["type"] in SERVICE_EVENTS
                   else _event_json(e, new_version, move, mover) for e in events]
         raw = json.dumps(doc, separators=(",", ":"))
-        ok, current = self._commit(keys=keys_of(game_id),
-                                   args=[game.version, raw, self.ttl, ai_job, int(state.finished),
-                                         live_channel(game_id), *logged])
+        args: list[str | int] = [game.version, raw, self.ttl, ai_job, int(state.finished), live_channel(game_id),
+                                 *logged]
+        if self.wait_replicas:
+            # WAIT counts the writes of the connection it is sent on: the script and WAIT go down one
+            # connection, in one round trip (a pipeline)
+            pipe = self.conn.pipeline(transaction=False)
+            self._commit(keys=keys_of(game_id), args=args, client=pipe)
+            pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms)
+            (ok, current), acked = pipe.execute()
+            if ok and int(acked) < self.wait_replicas:
+                raise NotReplicated(game_id, int(acked), self.wait_replicas)
+        else:
+            ok, current = self._commit(keys=keys_of(game_id), args=args)
         if not ok:
             if current == -1:
                 raise GameNotFound(game_id)

@@ -166,7 +166,7 @@ def create(ctx: Context, *, rules: str, seats: list[dict[str, Any]], options: Ma
     """A new game: ``(game, seat tokens by seat, admin token)``.  ``seats``: ``{"kind", "name"?, "engine"?,
     "params"?}`` each, AI parameters already checked."""
     rs = engine.get_rules(rules)
-    seed = secrets.randbits(63) if seed is None else seed
+    seed = secrets.randbits(seeds.SEED_BITS) if seed is None else seed
     dealt = seeds.engine_seed(ctx.conn, ctx.cfg, seed, [s["kind"] for s in seats], public_seed)
     state = rs.new(len(seats), dealt, options)
     metas = [{"seat": i, "name": s.get("name") or f"seat {i}", "kind": s["kind"],
@@ -342,7 +342,7 @@ def suggest(ctx: Context, game: Game, seat: int, engine_id: str, params: dict[st
     if game.state.to_move != seat:
         raise NotYourTurn(seat, game.state.to_move)
     charged = budget.charge(ctx.conn, ctx.cfg, game.id, client, params, workers)
-    seed = secrets.randbits(63) if seed is None else seed
+    seed = secrets.randbits(seeds.SEED_BITS) if seed is None else seed
     return queues.enqueue_suggestion(ctx.conn, game, seat, engine_id, params, workers, seed, ctx.request_id,
                                      cfg=ctx.cfg, charged=charged)
 
@@ -455,7 +455,7 @@ def _rotated_seed(ctx: Context, rules: str, options: dict[str, Any], kinds: list
     players = len(kinds)
     want = None if first is None else (first + 1) % players
     for _ in range(ROTATION_TRIES):
-        seed = secrets.randbits(63)
+        seed = secrets.randbits(seeds.SEED_BITS)
         dealt = seeds.engine_seed(ctx.conn, ctx.cfg, seed, kinds, False)
         if want is None or rs.new(players, dealt, options).to_move == want:
             break

@@ -9,6 +9,7 @@ The fixtures (``app``, ``client``, ``drain``) are in ``api_fixtures.py``, loaded
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -64,6 +65,7 @@ def check_response(method: str, path: str, status: int, content_type: str | None
     content = resp.get("content")
     if not content:
         assert not body, f"{method} {template} {status} should have no body"
+        assert not ctype, f"{method} {template} {status} has no body but says Content-Type: {ctype}"
         return
     assert ctype in content, f"{method} {template} {status}: {ctype} not in {list(content)}"
     schema = content[ctype]["schema"]
@@ -144,3 +146,48 @@ def cheap_ai(engine_id: str = "ismcts") -> dict[str, Any]:
 
 def tokens_by_seat(created: dict[str, Any]) -> dict[int, str]:
     return {s["seat"]: s["token"] for s in created["seats"]}
+
+
+def play_out(client, drain, game_id: str, token: str, rng: random.Random,
+             answers: list[Any] | None = None) -> dict[str, Any]:
+    """Play the game to its end: the seat of ``token`` makes random legal moves, the AI seats move when
+    ``drain`` runs the queued jobs.  Every view and move answer is appended to ``answers`` when given."""
+    h = bearer(token)
+    for _ in range(3000):
+        view = client.get(f"/v1/games/{game_id}", headers=h).get_json()
+        if answers is not None:
+            answers.append(view)
+        if view["status"] == "finished":
+            return view
+        if view["ai"]["pending"]:
+            drain()
+            continue
+        move = rng.choice(view["legal_moves"])["id"]
+        r = client.post(f"/v1/games/{game_id}/moves", json={"move": move, "version": view["version"]}, headers=h)
+        assert r.status_code == 200, r.get_json()
+        if answers is not None:
+            answers.append(r.get_json())
+    raise AssertionError("the game did not end")
+
+
+#: the largest integer a JSON number keeps exactly in every client (JavaScript's Number.MAX_SAFE_INTEGER)
+SAFE_INTEGER = 2**53 - 1
+
+
+def integers(doc: Any, path: str = "") -> Iterator[tuple[str, int]]:
+    """Every integer in a JSON document, with where it is."""
+    if isinstance(doc, bool):
+        return
+    if isinstance(doc, int):
+        yield path, doc
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from integers(v, f"{path}.{k}")
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from integers(v, f"{path}[{i}]")
+
+
+def unsafe_integers(*docs: Any) -> list[tuple[str, int]]:
+    """The integers of ``docs`` outside +-(2^53 - 1)."""
+    return [(where, n) for doc in docs for where, n in integers(doc) if not -SAFE_INTEGER <= n <= SAFE_INTEGER]

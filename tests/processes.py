@@ -4,6 +4,7 @@ workers, started against the test Redis on loopback, and stopped (SIGTERM, then 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -86,3 +87,24 @@ def api_and_workers(redis_url: str, tmp_path: Path, workers: int = 1,
         yield base
     finally:
         stop([*procs, gunicorn])
+
+
+
+def apt_get(package: str) -> bool:
+    """``apt-get install`` Debian's ``package`` (an ``apt-get update`` only when the first try fails), when we
+    are root on a machine with apt-get; whether it is installed."""
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return False
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", package]
+    if subprocess.run(cmd, env=env, capture_output=True).returncode == 0:
+        return True
+    subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
+    return subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+
+
+def apt_install(package: str, binary: str) -> str | None:
+    """The path of ``binary``, installing ``package`` (:func:`apt_get`) first when it is missing."""
+    if not shutil.which(binary):
+        apt_get(package)
+    return shutil.which(binary)

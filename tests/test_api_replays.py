@@ -8,7 +8,7 @@ import json
 import random
 
 import pytest
-from api_support import bearer, cheap_ai, create, tokens_by_seat
+from api_support import bearer, cheap_ai, create, play_out, tokens_by_seat
 
 import engine
 from engine.replay import check
@@ -21,21 +21,6 @@ CASES = [("tiengow", 4, {}), ("tiengow_wall", 3, {}), ("tiuu", 2, {}), ("kozel",
          ("kozel", 4, {"teams": True, "target": 20})]
 
 
-def _play_out(client, drain, game_id: str, token: str, rng: random.Random) -> dict:
-    h = bearer(token)
-    for _ in range(3000):
-        view = client.get(f"/v1/games/{game_id}", headers=h).get_json()
-        if view["status"] == "finished":
-            return view
-        if view["ai"]["pending"]:
-            drain()
-            continue
-        move = rng.choice(view["legal_moves"])["id"]
-        r = client.post(f"/v1/games/{game_id}/moves", json={"move": move, "version": view["version"]}, headers=h)
-        assert r.status_code == 200, r.get_json()
-    pytest.fail("the game did not end")
-
-
 @pytest.mark.parametrize(("rules_id", "players", "options"), CASES)
 def test_a_finished_match_replays_move_by_move_with_every_hand_revealed(client, drain, tmp_path, capsys,
                                                                        rules_id, players, options):
@@ -43,7 +28,7 @@ def test_a_finished_match_replays_move_by_move_with_every_hand_revealed(client, 
                                                   for i in range(players - 1)]
     created = create(client, rules_id, seats, seed=23, options=options)
     game_id, token = created["game"]["id"], tokens_by_seat(created)[0]
-    view = _play_out(client, drain, game_id, token, random.Random(5))
+    view = play_out(client, drain, game_id, token, random.Random(5))
 
     r = client.get(f"/v1/games/{game_id}/replay")
     assert r.status_code == 200
@@ -76,7 +61,7 @@ def test_a_finished_match_replays_move_by_move_with_every_hand_revealed(client, 
 def test_a_replay_whose_moves_or_events_were_changed_does_not_reproduce(client, drain, tmp_path, capsys):
     created = create(client, "kozel", [{"kind": "human"}, cheap_ai("random")], seed=4, options={"target": 10})
     game_id, token = created["game"]["id"], tokens_by_seat(created)[0]
-    _play_out(client, drain, game_id, token, random.Random(1))
+    play_out(client, drain, game_id, token, random.Random(1))
     replay = client.get(f"/v1/games/{game_id}/replay").get_json()
 
     tampered_event = json.loads(json.dumps(replay))

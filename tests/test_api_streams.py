@@ -169,7 +169,7 @@ def test_the_stream_ends_after_the_last_event_and_a_reconnect_to_the_finished_ga
     assert stream.rest() == total  # every event, then the server closed the stream
     last = total[-1]["n"]
     done = client.get(f"/v1/games/{game_id}/stream", headers={"Last-Event-ID": str(last)})
-    assert done.status_code == 204 and done.get_data() == b""
+    assert done.status_code == 204 and done.get_data() == b"" and "Content-Type" not in done.headers
     tail = Stream(client.get(f"/v1/games/{game_id}/stream?after={last - 2}", buffered=False))
     assert tail.rest() == total[-2:]
 

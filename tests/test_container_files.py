@@ -64,7 +64,24 @@ def test_dockerfile_is_multi_stage_on_a_slim_python_311_base():
     for stage in all_stages:
         image = stage[0][1].split()[0]
         image = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], image)
-        assert re.fullmatch(r"python:3\.11[.\d]*-slim(-\w+)?", image), image
+        assert re.fullmatch(r"python:3\.11[.\d]*-slim(-\w+)?(@sha256:[0-9a-f]{64})?", image), image
+
+
+def test_every_base_image_is_pinned_by_digest_and_dev_py_pin_images_moves_the_pins():
+    import dev
+
+    args = build_args()
+    froms = [re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], stage[0][1].split()[0]) for stage in stages()]
+    compose_images = [s["image"] for s in yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"].values()
+                      if "build" not in s and not s["image"].startswith("tilehouse:")]
+    for image in froms + compose_images:
+        assert dev.IMAGE_REF.fullmatch(image), f"{image} is not pinned by digest"
+    # the update command rewrites each pin to what the registry says the tag is now, and nothing else
+    text = (ROOT / "Dockerfile").read_text()
+    asked = []
+    new = dev.pin_images(text, lambda name, tag: asked.append((name, tag)) or "sha256:" + "0" * 64)
+    assert asked == [("python", "3.11-slim-bookworm")]
+    assert new == dev.IMAGE_REF.sub(lambda m: f"{m['name']}:{m['tag']}@sha256:{'0' * 64}", text) != text
 
 
 def test_dockerfile_builds_wheels_first_and_the_final_stage_only_copies_what_they_installed():

@@ -299,7 +299,7 @@ def test_serve_restarts_nothing_silently_a_dead_worker_stops_everything_with_sta
 def test_serve_fails_clearly_when_tilehouse_redis_url_does_not_answer(tmp_path):
     env = {**base_env(), "TILEHOUSE_REDIS_URL": f"redis://:secret@127.0.0.1:{free_port()}/0"}
     out = subprocess.run([sys.executable, "-m", "service.cli", "serve", "--redis-wait", "0.5",
-                          "--data-dir", str(tmp_path / "d")], cwd=ROOT, env=env, capture_output=True,
+                          "--bind", f"127.0.0.1:{free_port()}", "--data-dir", str(tmp_path / "d")], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 1
     errors = [json.loads(line) for line in out.stderr.splitlines() if '"level":"error"' in line]

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from api_support import ROOT
+from processes import apt_get
 from test_e2e import processes, server  # noqa: F401  (the fixtures: gunicorn + worker.py on the test Redis)
 
 try:
@@ -43,19 +43,10 @@ def _chromium() -> str | None:
 
 def _install_chromium() -> str | None:
     """Debian's chromium (and a CJK font for the 文/武 labels) via apt-get, when we are root and have it."""
-    if _chromium() or os.geteuid() != 0 or not shutil.which("apt-get"):
+    if _chromium():
         return _chromium()
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-
-    def install(package: str) -> bool:
-        cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", package]
-        if subprocess.run(cmd, env=env, capture_output=True).returncode == 0:
-            return True
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
-        return subprocess.run(cmd, env=env, capture_output=True).returncode == 0
-
-    if install("chromium"):
-        install("fonts-wqy-microhei")  # optional: without it the 文/武 labels show as boxes
+    if apt_get("chromium"):
+        apt_get("fonts-wqy-microhei")  # optional: without it the 文/武 labels show as boxes
     return _chromium()
 
 

@@ -46,6 +46,13 @@ def context() -> tables.Context:
     return tables.Context(store(), current_app.config, request_id())
 
 
+def no_content() -> Response:
+    """A 204: no body and no Content-Type (Flask would label even an empty body ``text/html``)."""
+    resp = current_app.response_class(status=204)
+    del resp.headers["Content-Type"]
+    return resp
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 

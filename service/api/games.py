@@ -16,6 +16,7 @@ from service.api import (
     game_view,
     join_url,
     json_body,
+    no_content,
     not_modified,
     seat_of,
     store,
@@ -81,7 +82,7 @@ def delete_game(game_id: str) -> ResponseReturnValue:
     if caller(game, required=True) != auth.ADMIN:
         raise Problem(403, "deleting a game needs its admin_token", slug="not-admin")
     tables.delete(context(), game_id)
-    return "", 204
+    return no_content()
 
 
 @bp.get("/<game_id>/moves")

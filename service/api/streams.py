@@ -19,7 +19,7 @@ from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from service import auth, schemas
-from service.api import caller, conn, event_for, store
+from service.api import caller, conn, event_for, no_content, store
 from service.live import stream, tickets
 from service.problems import invalid
 
@@ -60,7 +60,7 @@ def open_stream(game_id: str) -> ResponseReturnValue:
         field = LAST_EVENT_ID if LAST_EVENT_ID in request.headers else "after"
         raise invalid({field: [f"the game has {count} events so far"]})
     if game.state.finished and after >= count:
-        return "", 204
+        return no_content()
     sub = stream.subscribe(current_app.extensions["redis_streams"], game.id)
     cfg = current_app.config
     games = store()

@@ -27,6 +27,7 @@ from flask import Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
+from service import connections
 from service.fairplay.clients import address_key, client_key
 from service.keys import LIMITER_PREFIX
 from service.problems import Problem, response
@@ -84,7 +85,7 @@ limit_suggestions = limiter.limit(suggestions_per_minute, key_func=client_key, d
 
 def init_app(app: Flask) -> None:
     """Flask-Limiter on the service's Redis (``RATELIMIT_*`` settings may still be given in the config)."""
-    app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"])
+    app.config.setdefault("RATELIMIT_STORAGE_URI", connections.limiter_storage_uri(app.config))
     # the moving windows under the service's prefix (the storage's own default prefix is ``LIMITS``)
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"key_prefix": LIMITER_PREFIX})
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", False)

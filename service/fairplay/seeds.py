@@ -5,7 +5,7 @@ that seed were the one a client sends, whoever creates a table with ``"seed": 1`
 offline and read every hidden tile.  So the seed a client sends (or the server draws) is only the
 *requested* seed; the engine gets the *effective* seed
 
-    HMAC-SHA256(secret, "tilehouse/deal/<requested seed>")  -> its first 63 bits
+    HMAC-SHA256(secret, "tilehouse/deal/<requested seed>")  -> its first 53 bits
 
 where ``secret`` is the server's seed secret: ``TILEHOUSE_SEED_SECRET`` when set (every API process of a
 deployment must then share it), otherwise 32 random bytes generated once and kept in Redis under
@@ -39,7 +39,8 @@ from service.keys import SEED_SECRET_KEY
 
 #: bytes of a generated secret
 SECRET_BYTES = 32
-SEED_BITS = 63
+#: bits of an effective seed: 53 keeps it an exact number in every JSON client (JavaScript included)
+SEED_BITS = 53
 
 
 def secret(conn: redis.Redis, cfg: Mapping[str, Any]) -> bytes:
@@ -55,7 +56,7 @@ def secret(conn: redis.Redis, cfg: Mapping[str, Any]) -> bytes:
 
 
 def derive(secret_bytes: bytes, requested: int) -> int:
-    """The effective engine seed of ``requested`` under ``secret_bytes`` (63 bits)."""
+    """The effective engine seed of ``requested`` under ``secret_bytes`` (``SEED_BITS`` bits)."""
     digest = hmac.new(secret_bytes, f"tilehouse/deal/{requested}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
 

@@ -57,6 +57,7 @@ from typing import Any
 import redis
 from rq import Queue, SimpleWorker
 from rq.executions import Execution
+from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 from rq.timeouts import TimerDeathPenalty
@@ -149,3 +150,29 @@ def fail_over(conn: redis.Redis, job: Job) -> None:
     """Run RQ's abandoned-job handling for the queue of ``job`` now (failure callbacks, failed registry)."""
     # the timer death penalty: a failure callback run from an API thread cannot use SIGALRM
     StartedJobRegistry(job.origin, connection=conn, death_penalty_class=TimerDeathPenalty).cleanup()
+
+
+def stranded(conn: redis.Redis, job: Job, after: float, now: datetime | None = None) -> bool:
+    """Is ``job`` ``queued`` for longer than ``after`` seconds but in its queue no more, only in RQ's
+    intermediate queue?  A worker moves a job from the queue to the intermediate queue (``BLMOVE``), then
+    marks it started; a Redis failover between the two (the move replicated, the mark lost) strands it
+    there, and RQ's own cleanup fails such a job only after a minute."""
+    if job.get_status(refresh=False) != JobStatus.QUEUED or job.enqueued_at is None:
+        return False
+    enqueued = job.enqueued_at if job.enqueued_at.tzinfo else job.enqueued_at.replace(tzinfo=UTC)
+    if ((now or datetime.now(UTC)) - enqueued).total_seconds() <= after:
+        return False
+    queue = Queue(job.origin, connection=conn)
+    if conn.lpos(queue.key, job.id) is not None:
+        return False  # still waiting for a worker: not stranded
+    return conn.lpos(IntermediateQueue(queue.key, conn).key, job.id) is not None
+
+
+def requeue_stranded(conn: redis.Redis, job: Job) -> None:
+    """Put a :func:`stranded` job back at the front of its queue (out of the intermediate queue)."""
+    queue = Queue(job.origin, connection=conn)
+    pipe = conn.pipeline()
+    pipe.lrem(IntermediateQueue(queue.key, conn).key, 1, job.id)
+    pipe.lpush(queue.key, job.id)
+    pipe.execute()
+
