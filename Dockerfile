@@ -59,6 +59,7 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     TILEHOUSE_BIND=0.0.0.0:8000 \
+    TILEHOUSE_METRICS_BIND=0.0.0.0:9100 \
     PATH=/opt/venv/bin:$PATH
 RUN groupadd --system --gid 10001 tilehouse \
     && useradd --system --uid 10001 --gid tilehouse --home-dir /app --no-create-home \
@@ -67,7 +68,9 @@ WORKDIR /app
 COPY --from=build /opt/venv /opt/venv
 COPY --chown=root:root gunicorn.conf.py worker.py openapi.yaml ./
 USER 10001:10001
-EXPOSE 8000
+# 8000: the API (publish it); 9100: /metrics, /healthz and /readyz only, for Prometheus on the container
+# network (do not publish it)
+EXPOSE 8000 9100
 # Liveness of the API without curl in the image; worker containers override it (docker-compose.yml).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import os, sys, urllib.request; port = os.environ.get('TILEHOUSE_BIND', '0.0.0.0:8000').rpartition(':')[2]; sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=4).status == 200 else 1)"]

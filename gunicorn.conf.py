@@ -71,9 +71,13 @@ os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR",
 
 # TILEHOUSE_METRICS_BIND adds a second listener, the only one that serves /metrics
 # (service.hardening.metrics_access), so the metrics stay off the public API.
+# Default 127.0.0.1:9100 (service.config); "off" or empty: no such listener (/metrics then needs the token).
+from service import config as _config  # noqa: E402 - after the gevent patch above
+
 bind = [os.environ.get("TILEHOUSE_BIND", "127.0.0.1:8000")]
-if os.environ.get("TILEHOUSE_METRICS_BIND"):
-    bind.append(os.environ["TILEHOUSE_METRICS_BIND"])
+_metrics_bind = os.environ.get("TILEHOUSE_METRICS_BIND", _config.DEFAULT_METRICS_BIND)
+if _metrics_bind.strip().lower() not in _config.METRICS_BIND_OFF:
+    bind.append(_metrics_bind)
 worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent")
 workers = _int("TILEHOUSE_WEB_CONCURRENCY", 2)
 # gthread only (TILEHOUSE_WORKER_CLASS=gthread): threads per worker process
@@ -98,6 +102,12 @@ control_socket_disable = True
 # buffer before Flask sees the request.
 limit_request_line = 4094
 limit_request_fields = 50
+limit_request_field_size = 8190
+# gunicorn refuses what breaks those limits (414, 431) or is not HTTP (400) before Flask sees it; those
+# answers are problem documents like the app's (service.hardening.http_errors)
+from service.hardening import http_errors  # noqa: E402 - after the gevent patch above
+
+http_errors.install()
 # gunicorn ignores X-Forwarded-* unless the peer is listed here; in compose the API sits behind nothing,
 # behind a proxy set FORWARDED_ALLOW_IPS to its address.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
@@ -133,16 +143,19 @@ loglevel = os.environ.get("TILEHOUSE_LOG_LEVEL", "info").lower()
 logconfig_dict: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "service.logs.ContextFilter"}},
+    "filters": {"context": {"()": "service.logs.ContextFilter"},
+                # no token or stream ticket in any line (the access log's query carries a stream's ticket)
+                "redact": {"()": "service.hardening.redact.RedactSecrets"}},
     "formatters": {
         "json": {"()": "service.logs.JsonFormatter"},
         # JsonAccessLogger's message is a JSON line already; it passes through unchanged.
         "raw": {"format": "%(message)s"},
     },
     "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["context"],
+        "stderr": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["redact", "context"],
                    "stream": "ext://sys.stderr"},
-        "access": {"class": "logging.StreamHandler", "formatter": "raw", "stream": "ext://sys.stdout"},
+        "access": {"class": "logging.StreamHandler", "formatter": "raw", "filters": ["redact"],
+                   "stream": "ext://sys.stdout"},
     },
     "root": {"level": loglevel.upper(), "handlers": ["stderr"]},
     "loggers": {

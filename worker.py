@@ -18,6 +18,10 @@ the interpreter or leaks memory -- the engines are pure Python with no native co
 over within seconds by the other workers (``service.hardening.recovery.RecoveringWorker``, a
 ``SimpleWorker`` that beats the job's heartbeat while it runs).  ``--fork`` restores the forking
 worker.
+
+Faults: a lost Redis does not end the process -- the worker waits for Redis with backoff and starts its
+work loop again -- and RQ's scheduler child stops with the worker, even one killed with SIGKILL
+(``service.hardening.recovery``: ``run_until_stopped``, ``BoundScheduler``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import uuid
 
 from rq import Worker
 from rq.worker import BaseWorker
@@ -33,7 +38,14 @@ import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
 from service import config, connections, jobs, logs  # noqa: F401 - jobs: the job functions, imported once
-from service.hardening.recovery import RecoveringWorker, quiet_maintenance_logs, worker_options
+from service.hardening import redact
+from service.hardening.recovery import (
+    RecoveringWorker,
+    ResilientWorker,
+    quiet_maintenance_logs,
+    run_until_stopped,
+    worker_options,
+)
 from service.queues import QUEUE_ORDER
 
 
@@ -51,7 +63,7 @@ class TilehouseWorker(logs.JobLogContext, RecoveringWorker):
     (``RecoveringWorker``, service.hardening.recovery)."""
 
 
-class ForkingWorker(logs.JobLogContext, Worker):
+class ForkingWorker(logs.JobLogContext, ResilientWorker, Worker):
     """RQ's forking ``Worker`` (``--fork``), with the same log context."""
 
 
@@ -85,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(str(e))
     cfg = config.load({"REDIS_URL": args.url} if args.url else None)
     logs.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    redact.install()  # no token or ticket in any line
     # RQ's three lines per maintenance round (every WORKER_MAINTENANCE_SECONDS) only at DEBUG
     quiet_maintenance_logs()
     # the engines' tables are built (imported above): freeze them and keep full collections out of the
@@ -94,14 +107,18 @@ def main(argv: list[str] | None = None) -> int:
     conn = connections.client(cfg)
     queues = [logs.TracingQueue(name, connection=conn) for name in names]
     options = worker_options(cfg)
-    if args.fork:
-        worker: BaseWorker = ForkingWorker(queues, connection=conn, name=args.name, **options)
-    else:
-        worker = WORKER_CLASS(queues, connection=conn, name=args.name, abandoned_after=cfg["ABANDONED_JOB_SECONDS"],
-                              **options)
-    # RQ's scheduler (one per Redis, the others stand by) moves due clock timeouts onto the play queue
-    worker.work(burst=args.burst, with_scheduler=not args.no_scheduler,
-                logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    name = args.name or uuid.uuid4().hex  # kept by the worker that starts again after a lost Redis
+
+    def make_worker() -> BaseWorker:
+        if args.fork:
+            return ForkingWorker(queues, connection=conn, name=name, **options)
+        return WORKER_CLASS(queues, connection=conn, name=name, abandoned_after=cfg["ABANDONED_JOB_SECONDS"],
+                            **options)
+
+    # RQ's scheduler (one per Redis, the others stand by) moves due clock timeouts onto the play queue; a
+    # lost Redis ends RQ's work loop, and run_until_stopped starts it again once Redis answers
+    run_until_stopped(make_worker, conn, burst=args.burst, with_scheduler=not args.no_scheduler,
+                      logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
     return 0
 
 

@@ -9,6 +9,10 @@
   ``seat`` by a sample (``state.determinize(seat, Random(seed))``) *before* the engine sees the
   state, so no engine -- built-in or plugin -- can peek at a hidden tile: whatever it computes is a
   function of the seat's information set, the parameters and the seed.
+* ``REFERENCE_ENGINES``: engines that see every hand (``perfect``: search on the true state), kept apart
+  from ``ENGINES`` so that no server lists, validates or runs them.  They measure what hidden information
+  costs, in the arena only: :func:`decide` refuses them (``ArenaOnly``) and the arena calls
+  :func:`decide_on_true_state`, which hands them the true state, explicitly.
 * :func:`merge` combines the decisions of several independent searches of the same decision (root
   parallelism): visits per move are summed, the most visited move wins.
 
@@ -26,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from random import Random
 from typing import Any
 
-from ai.exceptions import AIError, BadParams, EngineFailure, NotToMove, UnknownEngine
+from ai.exceptions import AIError, ArenaOnly, BadParams, EngineFailure, NotToMove, UnknownEngine
 from ai.protocol import Decision, Engine, Param, Preset
 from engine.game import Move, Seat, State
 
@@ -39,18 +43,31 @@ ENTRY_POINT_GROUP = "tilehouse.engines"
 ENGINES: dict[str, Engine] = {}
 
 
-def register(engine: Engine) -> Engine:
-    if engine.id in ENGINES:
+#: engines that see every hand: the arena's reference players, never served (``decide`` refuses them)
+REFERENCE_ENGINES: dict[str, Engine] = {}
+
+
+def register(engine: Engine, *, reference: bool = False) -> Engine:
+    if engine.id in ENGINES or engine.id in REFERENCE_ENGINES:
         raise ValueError(f"AI engine {engine.id!r} registered twice")
-    ENGINES[engine.id] = engine
+    (REFERENCE_ENGINES if reference else ENGINES)[engine.id] = engine
     return engine
 
 
 def get_engine(engine_id: str) -> Engine:
+    """A served engine (``ENGINES``); ``UnknownEngine`` otherwise, ``ArenaOnly`` for a reference engine."""
     try:
         return ENGINES[engine_id]
     except (KeyError, TypeError):
+        if isinstance(engine_id, str) and engine_id in REFERENCE_ENGINES:
+            raise ArenaOnly(engine_id) from None
         raise UnknownEngine(str(engine_id)) from None
+
+
+def arena_engine(engine_id: str) -> Engine:
+    """Any engine the arena can seat: a served one or a reference engine."""
+    found = REFERENCE_ENGINES.get(engine_id) if isinstance(engine_id, str) else None
+    return found if found is not None else get_engine(engine_id)
 
 
 def _as_engine(obj: Any) -> Engine:
@@ -91,6 +108,28 @@ def decide(engine_id: str, state: State, seat: Seat, params: Mapping[str, Any] |
     ``seat``'s information set.  The same information set, parameters and seed give the same decision
     (time budgets aside).  The returned move is the real state's own legal ``Move``."""
     engine = get_engine(engine_id)
+    checked = _checked(engine, state, seat, params, seed)
+    world = state.determinize(seat, Random(seed))
+    # A stream of its own, so the engine's chance does not depend on how much determinize consumed.
+    return _answer(engine_id, state, engine.choose(world, seat, checked, Random(f"ai/{seed}")))
+
+
+def decide_on_true_state(engine_id: str, state: State, seat: Seat, params: Mapping[str, Any] | None = None,
+                         seed: int = 0) -> Decision:
+    """A reference engine's move for ``seat``, computed on ``state`` itself: it sees every hand (and what the
+    rules leave to chance inside the state, such as the order of a stock).  For the arena only, which
+    measures with it what hidden information costs; no served seat ever gets here (``decide`` refuses a
+    reference engine, and the service knows only ``ENGINES``).  A served engine is refused: it must not
+    see the true state."""
+    engine = REFERENCE_ENGINES.get(engine_id) if isinstance(engine_id, str) else None
+    if engine is None:
+        raise UnknownEngine(str(engine_id))
+    checked = _checked(engine, state, seat, params, seed)
+    return _answer(engine_id, state, engine.choose(state.clone(), seat, checked, Random(f"ai/{seed}")))
+
+
+def _checked(engine: Engine, state: State, seat: Seat, params: Mapping[str, Any] | None,
+             seed: int) -> dict[str, Any]:
     checked = engine.validate(params)
     if type(seed) is not int:
         raise BadParams(f"seed must be an integer, not {seed!r}", "seed")
@@ -98,9 +137,10 @@ def decide(engine_id: str, state: State, seat: Seat, params: Mapping[str, Any] |
         raise NotToMove("the game is over")
     if state.to_move != seat:
         raise NotToMove(f"seat {seat!r} is not to move (seat {state.to_move} is)")
-    world = state.determinize(seat, Random(seed))
-    # A stream of its own, so the engine's chance does not depend on how much determinize consumed.
-    decision = engine.choose(world, seat, checked, Random(f"ai/{seed}"))
+    return checked
+
+
+def _answer(engine_id: str, state: State, decision: Decision) -> Decision:
     legal = state.legal_moves()
     by_id = {m.id: m for m in legal}
     chosen = getattr(decision, "move", None)
@@ -165,16 +205,19 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
 def _register_builtins() -> None:
     from ai.greedy import GreedyEngine
     from ai.ismcts import IsmctsEngine
+    from ai.perfect import PerfectEngine
     from ai.random import RandomEngine
 
     for cls in (RandomEngine, GreedyEngine, IsmctsEngine):
         register(cls())
+    register(PerfectEngine(), reference=True)
 
 
 _register_builtins()
 load_plugins()
 
 __all__ = [
-    "ENGINES", "ENTRY_POINT_GROUP", "AIError", "BadParams", "Decision", "Engine", "EngineFailure", "NotToMove",
-    "Param", "Preset", "UnknownEngine", "decide", "get_engine", "load_plugins", "merge", "register",
+    "ENGINES", "ENTRY_POINT_GROUP", "REFERENCE_ENGINES", "AIError", "ArenaOnly", "BadParams", "Decision", "Engine",
+    "EngineFailure", "NotToMove", "Param", "Preset", "UnknownEngine", "arena_engine", "decide",
+    "decide_on_true_state", "get_engine", "load_plugins", "merge", "register",
 ]

@@ -18,7 +18,9 @@ Per engine (engines with the same id and parameters are one engine) the arena re
 With exactly two engines it also reports the margin (first engine minus second) with its interval: the
 first engine is stronger when the whole interval is above zero.
 
-Engines take parameters on the command line: ``--engine ismcts:iterations=1000,playout=heuristic``.
+Engines take parameters on the command line: ``--engine ismcts:iterations=1000,playout=heuristic``.  Besides
+the served engines the arena seats the reference engines (``ai.REFERENCE_ENGINES``: ``perfect`` sees every
+hand), which it alone hands the true state (``ai.decide_on_true_state``).
 Every decision goes through ``ai.decide`` with a seed derived from the set and the move number, so a run
 is reproducible (time budgets aside) whatever ``--processes`` is.  :mod:`ai.ratings` builds the round
 robin on this module.  The progress bar is hand-written (no dependency) and goes to stderr.
@@ -35,8 +37,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 import engine
+from ai import REFERENCE_ENGINES, arena_engine, decide_on_true_state
 from ai import decide as ai_decide
-from ai import get_engine
 from ai.ismcts import settle_gc
 
 #: two-sided 95% Student t quantiles for 1..30 degrees of freedom (beyond: the normal 1.96)
@@ -95,7 +97,7 @@ class Spec:
             if not eq or not name:
                 raise ValueError(f"engine parameter {item!r} is not name=value")
             params[name.strip()] = parse_value(value.strip())
-        get_engine(engine_id).validate(params)  # UnknownEngine / BadParams now, not in a worker later
+        arena_engine(engine_id).validate(params)  # UnknownEngine / BadParams now, not in a worker later
         return cls(engine_id, tuple(sorted(params.items())))
 
 
@@ -139,7 +141,10 @@ def play_set(job: Job) -> dict[str, Any]:
             assert seat is not None
             spec = lineup[seat]
             t0 = time.perf_counter()
-            d = ai_decide(spec.engine, state, seat, dict(spec.params), decision_seed(job.seed, ply))
+            # a reference engine (it sees every hand) is handed the true state, explicitly; every other engine
+            # sees only a determinization of the seat's information set
+            decide = decide_on_true_state if spec.engine in REFERENCE_ENGINES else ai_decide
+            d = decide(spec.engine, state, seat, dict(spec.params), decision_seed(job.seed, ply))
             spent = time.perf_counter() - t0
             a = acc.setdefault(spec.label, {"payoff": 0.0, "seats": 0, "wins": 0.0, "decisions": 0,
                                             "seconds": 0.0})

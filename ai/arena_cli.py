@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import engine
-from ai import ENGINES, arena, ratings
+from ai import ENGINES, REFERENCE_ENGINES, arena, ratings
 from ai.exceptions import AIError
 
 
@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         epilog="example: tilehouse arena tiengow --engine ismcts:iterations=1000 --engine greedy --sets 20")
     p.add_argument("rules", choices=sorted(engine.RULES), help="rule set id")
     p.add_argument("--engine", action="append", required=True, metavar="ID[:NAME=VALUE,...]",
-                   help=f"an engine and its parameters; repeat (engines: {', '.join(sorted(ENGINES))})")
+                   help=f"an engine and its parameters; repeat (engines: {', '.join(sorted(ENGINES))}; "
+                        f"reference, seeing every hand: {', '.join(sorted(REFERENCE_ENGINES))})")
     p.add_argument("--players", type=int, help="number of players (default: the rule set's default)")
     p.add_argument("--option", action="append", default=[], type=_parse_option, metavar="NAME=VALUE",
                    help="a rule option, e.g. deals=2; repeat")

@@ -1,7 +1,7 @@
 """Every error the AI package raises, in one place.
 
-The service maps them to HTTP at its edge: ``UnknownEngine`` is a 404, ``BadParams`` and ``NotToMove``
-are 422s, ``EngineFailure`` (an engine, usually a third-party plugin, broke its contract) is a server fault.
+The service maps them to HTTP at its edge: ``UnknownEngine`` (``ArenaOnly`` is one) is a 404 on a path and
+a 422 in a request body, ``BadParams`` and ``NotToMove`` are 422s, ``EngineFailure`` (an engine, usually a third-party plugin, broke its contract) is a server fault.
 """
 
 from __future__ import annotations
@@ -16,6 +16,16 @@ class UnknownEngine(AIError, LookupError):
 
     def __init__(self, engine_id: str) -> None:
         super().__init__(f"no AI engine {engine_id!r}")
+        self.engine_id = engine_id
+
+
+class ArenaOnly(UnknownEngine):
+    """A reference engine that sees every hand (``ai.REFERENCE_ENGINES``) was asked to decide for a served
+    seat: only the arena may call it, on the true state and explicitly (``ai.decide_on_true_state``)."""
+
+    def __init__(self, engine_id: str) -> None:
+        AIError.__init__(self, f"AI engine {engine_id!r} sees every hand: it plays only in the arena, never "
+                               "for a served seat")
         self.engine_id = engine_id
 
 

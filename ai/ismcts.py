@@ -72,7 +72,12 @@ iterations (it tied the greedy engine); pairing cancels the world's luck out of 
 (``docs/ai.md``, "The wall variant").  Rule sets without ``distinct`` -- Kozel, Tiu U, Tien Gow -- are
 searched exactly as described above.
 
-Memory (issue 17): the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
+Worlds.  Every iteration's world comes from ``root.determinizer(seat)`` unless the engine supplies another
+sampler (``IsmctsEngine.worlds``): with ``inference``, ``ai.inference.sampler``, worlds shaped by an opponent
+model of the other seats' moves so far, its cost taken off ``time_ms``; for the arena's reference engine
+(``ai.perfect``), copies of the true state.
+
+Memory: the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
 and processes that search call ``settle_gc`` once the engines are imported.
 """
 
@@ -83,9 +88,10 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
 import ai.greedy
+from ai import inference
 from ai.heuristics import Heuristics, Hidden, Observe, Policy, Rollout
 from ai.protocol import Decision, Engine, Param, Preset
 from engine.game import Move, Seat, State, play_to_deal_end
@@ -138,6 +144,10 @@ class Tree:
         return None if c is None else (self.visits[c], self.avail[c], self.total[c])
 
 
+#: a sampler of the worlds a search plays in, one per call (default: ``root.determinizer(seat)``)
+Worlds = Callable[[random.Random], State]
+
+
 class SearchResult(NamedTuple):
     """What ``search`` returns."""
 
@@ -173,14 +183,16 @@ class PairedResult(NamedTuple):
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
            policy: Policy | None, rng: random.Random,
            rollout: Rollout | None = None, hidden: Hidden | None = None,
-           observe: Observe | None = None) -> SearchResult:
+           observe: Observe | None = None, worlds: Worlds | None = None) -> SearchResult:
     """Run SO-ISMCTS from ``root`` for ``seat`` (``SearchResult``: the tree, the iterations done, the
     elapsed seconds and the reward bounds ``lo``/``hi`` of the min-max scaling).  ``policy`` is the playout
     policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
     in one call (the heuristics' fast path, with the same moves and draws); ``hidden`` models which of
     several moves that look the same to ``seat`` another seat plays (``_with_observation``); ``observe``,
     when given, is the fast path of another seat's node with that ``hidden`` (its distinct observation keys
-    and the move played for each, in one call), used only for a rule set that hides moves."""
+    and the move played for each, in one call), used only for a rule set that hides moves.  ``worlds``, when
+    given, samples the worlds instead of ``root.determinizer(seat)`` (a sampler weighted by inference, or
+    the reference engine's true state)."""
     tree = Tree()
     kids = tree.kids
     visits = tree.visits
@@ -195,7 +207,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     # each are a measurable share of an iteration (issue 14)
     getrandbits = rng.getrandbits
     # the root's information set, sampled once per iteration (``State.determinizer``)
-    determinize = root.determinizer(seat)
+    determinize = worlds if worlds is not None else root.determinizer(seat)
     #: whether any move of this rule set can look like another to a seat (``State.hides_moves``)
     hides = root.hides_moves
     # the protocol's own ``observed_keys`` is spelled out in the loop (a method call fewer per tree level)
@@ -374,7 +386,7 @@ _NO_DRAWS = _NoDraws(0)
 
 def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int, time_ms: float,
                   policy: Policy | None, rng: random.Random, rollout: Rollout | None = None,
-                  rollout_draws: bool = True) -> PairedResult:
+                  rollout_draws: bool = True, worlds: Worlds | None = None) -> PairedResult:
     """The paired root of a rule set that opts in (the ``distinct`` of its heuristics): sequential
     halving over ``moves`` (the root's strategically distinct moves) with *common determinizations*.  Each
     round samples worlds of ``seat``'s information set (``root.determinize``) and plays every surviving
@@ -394,14 +406,14 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
 
     Returns a ``PairedResult``: per move, the playouts it got and the sum of ``seat``'s payoff changes; the
     winner is the survivor with the best mean (ties: legal order); ``lo``/``hi`` bound every seat's change
-    seen."""
+    seen.  ``worlds``: as for ``search``."""
     clock = time.perf_counter
     t0 = clock()
     deadline = t0 + time_ms / 1000.0
     visits = [0] * len(moves)
     totals = [0.0] * len(moves)
     alive = list(range(len(moves)))
-    determinize = root.determinizer(seat)
+    determinize = worlds if worlds is not None else root.determinizer(seat)
     base = root.running_payoffs()  # public: the same in every sampled world
     done = 0
     lo = math.inf
@@ -505,7 +517,7 @@ class IsmctsEngine(Engine):
     description = ("Single-observer Information Set MCTS (Cowling, Powley & Whitehouse 2012): a fresh "
                    "determinization per iteration, UCB with availability counts, playouts to the end of the "
                    "deal scored by each seat's payoff change scaled to [0, 1].")
-    params = (
+    params: ClassVar[tuple[Param, ...]] = (
         Param("iterations", int, 1000, "search iterations (the search stops at iterations or time_ms, "
               "whichever comes first)", minimum=1, maximum=1_000_000),
         Param("time_ms", int, 10_000, "wall-clock budget in milliseconds", minimum=1, maximum=600_000),
@@ -515,14 +527,41 @@ class IsmctsEngine(Engine):
               "playout policy, ai.heuristics.<rules>.playout) or 'greedy' (every seat plays the greedy engine's "
               "one-ply heuristic: slower per iteration, much better informed); random where a rule set has "
               "no heuristics", choices=("random", "heuristic", "greedy")),
+        Param("inference", bool, False, "weight the sampled worlds by how likely each makes the other seats' "
+              "moves in this deal under a greedy opponent model (ai.inference; rule sets with a replay only, "
+              "today tiengow); its cost is paid inside time_ms"),
+        Param("inference_worlds", int, 1, "candidate worlds the inference weighs by the other seats' moves "
+              "(importance resampling); 1: none, every sampled world only arranged as the opponent model plays "
+              "(Tien Gow: face-down discards are the weakest tiles)", minimum=1, maximum=10_000),
+        Param("inference_eps", float, 0.5, "the opponent model's noise: the chance that another seat plays "
+              "a uniformly random legal move instead of the greedy one", minimum=0.001, maximum=1.0),
     )
 
     #: strengths by search budget; the time limit only guards a slow machine
-    presets = (
+    presets: ClassVar[tuple[Preset, ...]] = (
         Preset("quick", "Quick (200 iterations)", {"iterations": 200, "time_ms": 3000}),
         Preset("standard", "Standard (1,000 iterations)", {"iterations": 1000, "time_ms": 8000}, default=True),
         Preset("strong", "Strong (5,000 iterations)", {"iterations": 5000, "time_ms": 10000}),
     )
+
+    def worlds(self, state: State, seat: Seat, params: dict[str, Any],
+               rng: random.Random) -> tuple[Worlds | None, dict[str, float] | None]:
+        """The sampler of the worlds the search plays in and its statistics; ``None``: the information set's
+        own (``state.determinizer(seat)``, uniform over what ``seat`` cannot tell apart).  With
+        ``inference``, ``ai.inference.sampler``: the worlds weighted by the other seats' moves."""
+        if not params["inference"]:
+            return None, None
+        made = inference.sampler(state, seat, params["inference_worlds"], params["inference_eps"], rng)
+        return (None, None) if made is None else made
+
+    def _budget(self, state: State, seat: Seat, params: dict[str, Any],
+                rng: random.Random) -> tuple[Worlds | None, float, dict[str, Any]]:
+        """The worlds' sampler, the time left for the search once it is built (its statistics'
+        ``elapsed_ms``), and the statistics to add."""
+        worlds, inferred = self.worlds(state, seat, params, rng)
+        if inferred is None:
+            return worlds, params["time_ms"], {}
+        return worlds, max(1.0, params["time_ms"] - inferred["elapsed_ms"]), {"inference": inferred}
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         moves = state.legal_moves()
@@ -543,14 +582,15 @@ class IsmctsEngine(Engine):
             hidden = heuristics.hidden
             # another seat's node in one call: only with the hidden model it was written for, where moves hide
             observe = heuristics.observe if hidden is not None and state.hides_moves else None
+        worlds, time_ms, extra = self._budget(state, seat, params, rng)
         found = search(
-            state, seat, iterations=params["iterations"], time_ms=params["time_ms"], uct_c=params["uct_c"],
-            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe)
+            state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"],
+            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe, worlds=worlds)
         candidates = root_statistics(found.tree, moves, found.lo, found.hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
         stats = {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3),
-                 "playout": used, "candidates": candidates}
+                 "playout": used, "candidates": candidates, **extra}
         return Decision(best, stats, tuple(moves))
 
     def _paired(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
@@ -565,9 +605,10 @@ class IsmctsEngine(Engine):
                                       "candidates": [{"move": m.id, "visits": 0, "mean_reward": None}
                                                      for m in sorted(moves, key=lambda m: m is not reps[0])]},
                             tuple(moves))
+        worlds, time_ms, extra = self._budget(state, seat, params, rng)
         found = paired_search(
-            state, seat, reps, iterations=params["iterations"], time_ms=params["time_ms"], policy=policy,
-            rng=rng, rollout=rollout, rollout_draws=rollout_draws)
+            state, seat, reps, iterations=params["iterations"], time_ms=time_ms, policy=policy,
+            rng=rng, rollout=rollout, rollout_draws=rollout_draws, worlds=worlds)
         visits, totals, winner, lo = found.visits, found.totals, found.winner, found.lo
         span = found.hi - lo
         by_id = {m.id: i for i, m in enumerate(reps)}
@@ -582,5 +623,5 @@ class IsmctsEngine(Engine):
                         {"move": m.id, "visits": n, "mean_reward": mean}))
         out.sort(key=lambda t: t[:4])
         stats = {"iterations": found.playouts, "elapsed_ms": round(found.elapsed * 1000.0, 3),
-                 "playout": used, "search": "paired", "candidates": [t[4] for t in out]}
+                 "playout": used, "search": "paired", "candidates": [t[4] for t in out], **extra}
         return Decision(reps[winner], stats, tuple(moves))

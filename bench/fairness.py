@@ -16,6 +16,15 @@ Two worker layouts, interleaved (A, B, A, B, ...) so that both see the same mach
 The per-client limits (creation rate, live games, AI CPU budget) are lifted for the run: the benchmark
 measures the queues, not the limits that would stop the flood first.  The target of issue 16 is a p99 wait
 of at most 2 s with 2 workers (``reserved``).  ``uptime``'s load is printed with the figures.
+
+``--attack`` measures fair share instead, with every limit at its default (only the creation rate is
+lifted, so that the set-up takes seconds) and the ``reserved`` layout: a bystander (127.0.0.1) runs one
+all-AI game (the seats above) and asks for a 1-iteration ismcts suggestion every 3 s at a table of its
+own.  Its AI moves a minute and its suggestions' answer times are measured for ``--seconds`` unloaded, then
+for ``--seconds`` while one attacking address (127.0.0.2) runs 20 all-AI games whose seats search at the
+largest budgets (ismcts, ``time_ms`` and ``iterations`` at their caps) and floods suggestions at the same
+budgets (``workers`` at its cap) with 10 seat tokens (of tables a third address made).  Targets: the
+bystander keeps at least 50 % of its unloaded moves a minute, and every suggestion is answered within 5 s.
 """
 
 from __future__ import annotations
@@ -39,7 +48,10 @@ from service import config, keys
 from service.redis_local import free_port
 
 LAYOUTS = {"reserved": [["--queues", "play", "--no-scheduler"], ["--no-scheduler"]],
-           "shared": [["--no-scheduler"], ["--no-scheduler"]]}
+           "shared": [["--no-scheduler"], ["--no-scheduler"]],
+           # the AI seats' worker serves play first, then suggestions (each client has one AI job in the
+           # queues at most, so it can no longer be held up by a client's flood)
+           "play-first": [["--queues", "play,suggest", "--no-scheduler"], ["--no-scheduler"]]}
 AI_SEATS = [{"kind": "ai", "engine": "ismcts", "params": {"iterations": 30}}, {"kind": "ai", "engine": "greedy"},
             {"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "greedy"}]
 
@@ -129,6 +141,121 @@ def run_once(layout: str, seconds: float, games: int, depth: int, redis_url: str
             "load": os.getloadavg()}
 
 
+BYSTANDER, ATTACKER, HELPER = "127.0.0.1", "127.0.0.2", "127.0.0.3"
+#: every limit back at its default for the attack (the benchmark processes lift them otherwise), but the
+#: creation rate: 20 games from one address would take two minutes to create
+DEFAULT_LIMITS = {f"TILEHOUSE_{name}": str(config.DEFAULTS[name]) for name in (
+    "SUGGESTIONS_PER_MINUTE", "LIVE_GAMES_PER_CLIENT", "AI_CPU_MS_PER_MINUTE_PER_CLIENT",
+    "AI_CPU_MS_PER_MINUTE_PER_GAME", "AI_MAX_TIME_MS", "AI_MAX_ITERATIONS", "AI_MAX_WORKERS")}
+
+
+def _from(address: str, port: int) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=(address, 0))
+
+
+def _bystander(port: int, seconds: float) -> dict[str, Any]:
+    """The bystander's AI moves a minute and its suggestions' answer times over ``seconds``."""
+    conn = _from(BYSTANDER, port)
+    gid, token = _human_game(conn, "tiengow", 3)
+    game = _ai_game(conn)
+    moves, waits, unanswered = 0, [], 0
+    status, view = _request(conn, "GET", f"/v1/games/{game}")
+    last = view["version"]
+    t0 = time.monotonic()
+    next_ask = t0
+    errors: dict[int, int] = {}
+    while time.monotonic() - t0 < seconds:
+        status, view = _request(conn, "GET", f"/v1/games/{game}")
+        if status != 200:
+            errors[status] = errors.get(status, 0) + 1
+            time.sleep(0.1)
+            continue
+        moves += view["version"] - last
+        last = view["version"]
+        if view["status"] == "finished":
+            game = _ai_game(conn)
+            last = 0
+        if time.monotonic() >= next_ask:
+            next_ask += 3.0
+            asked = time.monotonic()
+            status, job = _request(conn, "POST", f"/v1/games/{gid}/suggestions",
+                                   {"engine": "ismcts", "params": {"iterations": 1}}, token)
+            if status != 202:
+                errors[status] = errors.get(status, 0) + 1
+                unanswered += 1
+                continue
+            while True:
+                status, body = _request(conn, "GET", f"/v1/jobs/{job['id']}", None, token)
+                if body["status"] in ("finished", "failed"):
+                    waits.append(time.monotonic() - asked)
+                    break
+                if time.monotonic() - asked > 30:
+                    unanswered += 1
+                    break
+                time.sleep(0.05)
+        time.sleep(0.1)
+    elapsed = time.monotonic() - t0
+    return {"moves_per_minute": round(moves / elapsed * 60, 1), "suggestions": len(waits) + unanswered,
+            "suggestion_p50_s": round(_percentile(waits, 0.5), 3) if waits else None,
+            "suggestion_max_s": round(max(waits), 3) if waits else None, "unanswered": unanswered,
+            "errors": errors}
+
+
+def _attacker(port: int, stop: threading.Event, counts: dict[str, int]) -> None:
+    cfg = config.load()
+    big = {"iterations": cfg["AI_MAX_ITERATIONS"], "time_ms": cfg["AI_MAX_TIME_MS"]}
+    conn = _from(ATTACKER, port)
+    for _ in range(20):
+        status, _ = _request(conn, "POST", "/v1/games", {"rules": "tiengow", "seats": [
+            {"kind": "ai", "engine": "ismcts", "params": big}] * 4})
+        counts[f"create {status}"] = counts.get(f"create {status}", 0) + 1
+    helper = _from(HELPER, port)
+    tokens = []
+    for i in range(10):  # the token of the seat to move at each of ten tables: a suggestion is its to ask
+        tokens.append(_human_game(helper, "tiengow", 100 + i))
+    body = {"engine": "ismcts", "workers": cfg["AI_MAX_WORKERS"], "params": big}
+
+    def flood(gid: str, token: str) -> None:
+        c = _from(ATTACKER, port)
+        while not stop.is_set():
+            try:
+                status, _ = _request(c, "POST", f"/v1/games/{gid}/suggestions", body, token)
+            except OSError:
+                return  # the server is stopping
+            with lock:
+                counts[f"suggest {status}"] = counts.get(f"suggest {status}", 0) + 1
+            if status != 202:
+                stop.wait(0.2)
+
+    lock = threading.Lock()
+    threads = [threading.Thread(target=flood, args=t, daemon=True) for t in tokens]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def run_attack(seconds: float, redis_url: str, layout: str = "reserved") -> dict[str, Any]:
+    rconn = redis.Redis.from_url(redis_url)
+    rconn.flushdb()
+    port = free_port()
+    env = {**DEFAULT_LIMITS, "TILEHOUSE_GAMES_PER_MINUTE": "1000"}
+    with _processes(redis_url, port, ai_workers=2, extra_env=env, worker_args=LAYOUTS[layout]):
+        unloaded = _bystander(port, seconds)
+        stop = threading.Event()
+        counts: dict[str, int] = {}
+        attacker = threading.Thread(target=_attacker, args=(port, stop, counts), daemon=True)
+        attacker.start()
+        time.sleep(5.0)  # the attack is under way
+        loaded = _bystander(port, seconds)
+        stop.set()
+        attacker.join(timeout=60)
+    rconn.flushdb()
+    return {"layout": layout, "unloaded": unloaded, "attacked": loaded, "attack_requests": dict(sorted(counts.items())),
+            "moves_kept": round(loaded["moves_per_minute"] / max(0.1, unloaded["moves_per_minute"]), 3),
+            "load": os.getloadavg()}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tilehouse bench fairness", description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=30.0, help="flood time per run (default 30)")
@@ -138,8 +265,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=2, help="interleaved rounds of both layouts (default 2)")
     p.add_argument("--layouts", default="reserved,shared", help="layouts to run (default reserved,shared)")
     p.add_argument("--redis-url", default=None, help="use this Redis (it is flushed!) instead of a private one")
+    p.add_argument("--attack", action="store_true",
+                   help="instead: a bystander's AI moves and suggestions while one address attacks (defaults)")
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.attack:
+        with bench_redis(args.redis_url) as url:
+            report = run_attack(args.seconds, url, args.layouts.split(",")[0] if args.layouts != "reserved,shared"
+                                else "reserved")
+        if args.json:
+            print(json.dumps(report, indent=2))
+            return 0
+        u, a = report["unloaded"], report["attacked"]
+        print(f"bystander's all-AI game: {u['moves_per_minute']} AI moves a minute unloaded, {a['moves_per_minute']} "
+              f"under attack ({report['moves_kept']:.0%} kept; target >= 50 %)")
+        for label, r in (("unloaded", u), ("under attack", a)):
+            print(f"bystander's 1-iteration suggestions, {label}: {r['suggestions']} asked, p50 "
+                  f"{r['suggestion_p50_s']} s, slowest {r['suggestion_max_s']} s, {r['unanswered']} unanswered "
+                  f"in 30 s or refused (target: every one within 5 s); other answers {r['errors']}")
+        print(f"attacker (one address, 20 all-AI games at the largest budgets, 10 tokens flooding): "
+              f"{report['attack_requests']}; layout {report['layout']}; {args.seconds:g} s per phase; load "
+              f"{' '.join(f'{x:.2f}' for x in report['load'])}")
+        return 0
     layouts = [name for name in args.layouts.split(",") if name]
     runs = []
     with bench_redis(args.redis_url) as url:

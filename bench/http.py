@@ -59,12 +59,15 @@ UNLIMITED = {"TILEHOUSE_GAMES_PER_MINUTE": "1000000", "TILEHOUSE_LIVE_GAMES_PER_
 def _processes(redis_url: str, port: int, ai_workers: int, extra_env: Mapping[str, str] | None = None,
                worker_args: list[list[str]] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:
     """gunicorn and ``ai_workers`` worker processes (``worker_args[i]``: the arguments of worker ``i``)."""
-    env = {**os.environ, **(extra_env or {}), "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
+    env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
            "TILEHOUSE_WEB_CONCURRENCY": "2", "TILEHOUSE_BIND": f"127.0.0.1:{port}",
            # the benchmark asks for far more suggestions (and games) than a person would
            "TILEHOUSE_SUGGESTIONS_PER_MINUTE": "1000000", **UNLIMITED,
            # the split search asks for a long time budget (its iterations end it) and 2 workers
-           "TILEHOUSE_AI_MAX_TIME_MS": "600000", "TILEHOUSE_AI_MAX_ITERATIONS": "1000000"}
+           "TILEHOUSE_AI_MAX_TIME_MS": "600000", "TILEHOUSE_AI_MAX_ITERATIONS": "1000000",
+           # a benchmark that measures the limits themselves puts them back (extra_env wins)
+           # and a metrics listener of its own, so two benchmarks never share 127.0.0.1:9100
+           "TILEHOUSE_METRICS_BIND": f"127.0.0.1:{free_port()}", **(extra_env or {})}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     conf = ROOT / "gunicorn.conf.py"
     cmd = [sys.executable, "-m", "gunicorn", *(["-c", str(conf)] if conf.exists() else

@@ -55,8 +55,9 @@ groups come from small tables keyed by masked counts.
 Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
 protocol -- the move caches and tables (``moves_for``, ``beats_for``, ``BEAT_RUN1``, ``DISCARD1``,
 ``discard_of``), ``observer(discard)`` (another seat's tree node in one call, with the policy's choice of
-face-down discard) and ``rollout_of(playout, cheapest_beat=, last_discard=)`` (the policy played to the end of
-the deal on the state's own fields).
+face-down discard), ``rollout_of(playout, cheapest_beat=, last_discard=)`` (the policy played to the end of
+the deal on the state's own fields), ``hand_names`` and, on the state, ``rearranged(hands, face_down)`` (a
+copy with the hidden tiles placed elsewhere: an inference's opponent model).
 """
 
 from __future__ import annotations
@@ -883,6 +884,31 @@ class TienGowState(State):
 
         return deal
 
+    def rearranged(self, hands: Sequence[tuple[Face, ...]],
+                   face_down: Sequence[tuple[Face, ...]]) -> TienGowState:
+        """A copy with other ``hands`` and other tiles in the face-down plays of this deal (``face_down``: one
+        sorted tuple per face-down play, in the order they were played, each of the same size as the play):
+        what a search's inference needs to place hidden tiles where its model of the players puts them.
+        Everything public stays as it is; the caller keeps the tiles a multiset of the set."""
+        w = self.clone()
+        w.hands = [tuple(h) for h in hands]
+        slots = iter(face_down)
+
+        def redeal(ps: tuple[Play, ...]) -> tuple[Play, ...]:
+            out = []
+            for p, up, f in ps:
+                if not up:
+                    g = next(slots)
+                    if len(g) != len(f):
+                        raise ValueError("a face-down play keeps its number of tiles")
+                    f = g
+                out.append((p, up, f))
+            return tuple(out)
+
+        w.tricks = tuple((ld, wn, redeal(ps)) for ld, wn, ps in self.tricks)
+        w.cur = redeal(self.cur)
+        return w
+
     # ------------------------------------------------------------------ scoring
 
     @property
@@ -1125,5 +1151,5 @@ def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float) ->
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("BEAT_RUN1", "DISCARD1", "TienGowState", "beats_for", "discard_of", "moves_for", "observer",
-              "rollout_of")
+SEARCH_KIT = ("BEAT_RUN1", "DISCARD1", "TienGowState", "beats_for", "discard_of", "hand_names", "moves_for",
+              "observer", "rollout_of")

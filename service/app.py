@@ -31,7 +31,7 @@ from redis.retry import Retry
 from service import api, connections, problems, web
 from service import config as config_module
 from service.api import engines, games, jobs, lifecycle, lobby, replays, rules, seats, streams
-from service.hardening import bodies, metrics_access
+from service.hardening import bodies, metrics_access, storage
 from service.queues import make_queues
 from service.store import Store
 
@@ -97,6 +97,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     problems.init_app(app)
     bodies.init_app(app)
     metrics_access.init_app(app)
+    storage.init_app(app)
 
     @app.get("/openapi.yaml")
     def openapi() -> Response:

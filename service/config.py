@@ -64,8 +64,11 @@ DEFAULT_ABANDONED_JOB_SECONDS = 8
 DEFAULT_WORKER_MAINTENANCE_SECONDS = 5
 #: bearer token that /metrics requires; empty: none (service.hardening.metrics_access)
 DEFAULT_METRICS_TOKEN = ""
-#: a second ``host:port`` that gunicorn listens on and the only one that serves /metrics; empty: none
-DEFAULT_METRICS_BIND = ""
+#: a second ``host:port`` that gunicorn listens on and the only one that serves /metrics; empty or ``off``:
+#: no such listener, and /metrics answers on the API's address only with the metrics token
+DEFAULT_METRICS_BIND = "127.0.0.1:9100"
+#: the values of METRICS_BIND that mean "no metrics listener"
+METRICS_BIND_OFF = frozenset({"", "off"})
 
 #: a seat's presence (``last_seen_ms``) is written at most this often, in seconds
 DEFAULT_PRESENCE_INTERVAL_SECONDS = 5.0
@@ -75,6 +78,11 @@ DEFAULT_GAMES_PER_MINUTE = 10
 DEFAULT_LIVE_GAMES_PER_CLIENT = 20
 #: seconds after which a listed game nobody is at (no AI to move, no seat seen) stops counting as live
 DEFAULT_LIVE_IDLE_SECONDS = 60.0
+#: push streams one client address may have open at once, over every API process (service.fairplay.streams)
+DEFAULT_STREAMS_PER_CLIENT = 16
+#: push streams one API process holds at once; below gunicorn's worker_connections (1000), so a process
+#: full of streams still has room for the API's ordinary requests
+DEFAULT_STREAMS_PER_PROCESS = 500
 #: milliseconds of AI search (suggestions) one game may be charged per clock minute
 DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME = 120_000
 #: milliseconds of AI search (suggestions) one client (bearer token, else address) may be charged per minute
@@ -108,6 +116,8 @@ DEFAULTS: dict[str, Any] = {
     "GAMES_PER_MINUTE": DEFAULT_GAMES_PER_MINUTE,
     "LIVE_GAMES_PER_CLIENT": DEFAULT_LIVE_GAMES_PER_CLIENT,
     "LIVE_IDLE_SECONDS": DEFAULT_LIVE_IDLE_SECONDS,
+    "STREAMS_PER_CLIENT": DEFAULT_STREAMS_PER_CLIENT,
+    "STREAMS_PER_PROCESS": DEFAULT_STREAMS_PER_PROCESS,
     "AI_CPU_MS_PER_MINUTE_PER_GAME": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME,
     "AI_CPU_MS_PER_MINUTE_PER_CLIENT": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT,
     "JOB_HEARTBEAT_SECONDS": DEFAULT_JOB_HEARTBEAT_SECONDS,

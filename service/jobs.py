@@ -23,10 +23,11 @@ from typing import Any
 import redis
 from rq import get_current_job
 from rq.exceptions import AbandonedJobError
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.timeouts import JobTimeoutException
 
 from service import metrics, queues, tables
+from service.fairplay import budget
 from service.store import Store
 
 
@@ -51,7 +52,29 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
         job.meta["engine"] = engine_id
         job.save_meta()
 
-    return tables.ai_turn(_context(job), game_id, version, attempt, started)
+    def searched(elapsed_ms: float) -> None:
+        budget.refund_unused(job.connection, job.meta.get("budget"), elapsed_ms)
+
+    ctx = _context(job)
+    result = tables.ai_turn(ctx, game_id, version, attempt, started, searched)
+    if result["version"] is None:
+        return _gone(job, result)
+    if result["outcome"] == "played":
+        if ctx.store.finished([game_id]).get(game_id):
+            job.result_ttl = min(int(job.result_ttl or queues.FINISHED_PLAY_RESULT_TTL_SECONDS),
+                                 queues.FINISHED_PLAY_RESULT_TTL_SECONDS)
+        queues.forget_earlier_play_jobs(job.connection, game_id, version)
+    return result
+
+
+def _gone(job: Job, result: dict[str, Any]) -> dict[str, Any]:
+    """The result of a job whose game is gone (deleted or expired): RQ keeps no record of it, since the
+    game's deletion has already removed the job's other keys (``queues.delete_jobs``).  RQ deletes a job of
+    ``result_ttl`` 0 by its stored status, so the status is written back first (the deletion may have
+    removed the job's hash while it ran)."""
+    job.result_ttl = 0
+    job.set_status(JobStatus.STARTED)
+    return result
 
 
 def on_play_failure(job: Job, connection: redis.Redis, exc_type: type[BaseException] | None,

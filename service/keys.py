@@ -78,6 +78,16 @@ def client_games_key(client: str) -> str:
     return f"{PREFIX}client:{client}:games"
 
 
+def ai_share_key(client: str) -> str:
+    """The id of the last AI job queued for one client address (the tail of its chain of AI jobs)."""
+    return f"{PREFIX}ai:client:{client}:last"
+
+
+def stream_leases_key(client: str) -> str:
+    """The open push streams of one client address: stream id -> when its lease runs out, in ms."""
+    return f"{PREFIX}streams:client:{client}"
+
+
 # --------------------------------------------------------------------------- RQ job ids
 
 def play_job_id(game_id: str, version: int, suffix: str = "") -> str:
@@ -122,6 +132,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("lobby", re.compile(rf"{PREFIX}lobby(:[a-z0-9_]+)?"), "own",
            "refreshed by every listing; its entries expire with their games"),
     Family("client games", re.compile(rf"{PREFIX}client:.+:games"), "own", "the idle time of a game"),
+    Family("client AI share", re.compile(rf"{PREFIX}ai:client:.+:last"), "own", "the longest an AI job may wait and run"),
+    Family("client streams", re.compile(rf"{PREFIX}streams:client:.+"), "own", "three keep-alives past its last lease"),
     Family("rate limits", re.compile(rf"{LIMITER_PREFIX}:LIMITER/.+"), "own", "the limit's window"),
     Family("seed secret", re.compile(re.escape(SEED_SECRET_KEY)), "never",
            "the server secret the seeds of every live game derive from"),

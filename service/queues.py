@@ -32,7 +32,7 @@ import secrets
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import redis
 from rq import Queue
@@ -41,8 +41,9 @@ from rq.job import Callback, Dependency, Job, JobStatus
 
 from service import config
 from service.errors import GameNotFound
+from service.fairplay import ai_share, budget
 from service.hardening import recovery
-from service.keys import play_job_id, suggestion_job_id, timeout_job_id
+from service.keys import jobs_key, play_job_id, suggestion_job_id, timeout_job_id
 from service.live import clock
 from service.store import Game, Store
 
@@ -56,6 +57,8 @@ CHAIN: tuple[tuple[str, str | None], ...] = (("", None), ("-retry", None), ("-gr
                                              ("-random", "random"))
 #: hard limit of the cheap fallback engines, in seconds
 FALLBACK_TIMEOUT_SECONDS = 30
+#: the step of CHAIN an AI seat moves with while its creator's AI budget is spent
+GREEDY_ATTEMPT = 2
 #: hard limit of one timeout job, in seconds (a greedy move takes milliseconds)
 TIMEOUT_JOB_SECONDS = 30
 
@@ -110,20 +113,38 @@ def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id
     if game.state.finished or not game.ai_to_move:
         return None
     cfg = cfg or settings()
+    creator = ai_share.creator_of(game.doc, game.id)
+    seat = game.state.to_move
+    assert seat is not None  # ai_to_move
+    steps = [attempt, GREEDY_ATTEMPT] if attempt == 0 else [attempt]
+    if any(Job.exists(play_attempt_job_id(game.id, game.version, a), connection=conn) for a in steps):
+        return None  # queued already (another web process, the watchdog)
+    cheap, charged = False, None
+    if attempt == 0:
+        charged = budget.charge_play(conn, cfg, creator, game.seat_meta(seat).get("params") or {})
+        if charged is None:
+            attempt, cheap = GREEDY_ATTEMPT, True  # the creator's AI budget of this minute is spent
     job_id = play_attempt_job_id(game.id, game.version, attempt)
     timeout = cfg["AI_JOB_TIMEOUT_SECONDS"] if attempt < 2 else min(cfg["AI_JOB_TIMEOUT_SECONDS"],
                                                                     FALLBACK_TIMEOUT_SECONDS)
     queue = Queue(PLAY, connection=conn)
+    after = ai_share.link(conn, cfg, creator, job_id)
     try:
+        # RQ refuses unique=True with a dependency; the check above and the job's own version check (a
+        # second run of the same move finds it stale) stand in for it then
         job = queue.enqueue_call(
-            PLAY_TURN, args=(game.id, game.version, attempt), job_id=job_id, unique=True, timeout=timeout,
+            PLAY_TURN, args=(game.id, game.version, attempt), job_id=job_id, unique=after is None, timeout=timeout,
             result_ttl=cfg["JOB_RESULT_TTL_SECONDS"], failure_ttl=cfg["JOB_FAILURE_TTL_SECONDS"],
-            on_failure=Callback(ON_PLAY_FAILURE),
+            on_failure=Callback(ON_PLAY_FAILURE), depends_on=after,
             meta={"kind": "play", "game": game.id, "version": game.version, "attempt": attempt,
-                  "request_id": request_id})
+                  "request_id": request_id, "budget": charged})
     except DuplicateJobError:  # someone (another web process, the watchdog) queued this very job already
         return None
-    Store(conn, cfg["GAME_TTL_SECONDS"]).add_job(game.id, job_id)
+    store = Store(conn, cfg["GAME_TTL_SECONDS"])
+    store.add_job(game.id, job_id)
+    if cheap:
+        store.set_ai_job(game.id, game.version, job_id)
+        game.ai_job = job_id
     return job
 
 
@@ -175,6 +196,8 @@ def ensure_ai_progress(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | N
         # taken off its queue by a worker that a Redis failover cut off before it started the job
         recovery.requeue_stranded(conn, job)
         return True
+    if status == JobStatus.DEFERRED:
+        return ai_share.release_if_orphaned(conn, job)  # waits in its creator's chain, unless orphaned
     attempt = next((i for i, (suffix, _) in enumerate(CHAIN) if suffix and game.ai_job.endswith(suffix)), 0)
     if status is None:
         return schedule_play(conn, game, attempt=attempt, cfg=cfg) is not None
@@ -208,14 +231,17 @@ def schedule_timeout(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | Non
 
 def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str, params: dict[str, Any],
                        workers: int, seed: int, request_id: str | None,
-                       cfg: Mapping[str, Any] | None = None, charged: Mapping[str, Any] | None = None) -> Job:
+                       cfg: Mapping[str, Any] | None = None, charged: Mapping[str, Any] | None = None,
+                       share: str | None = None) -> Job:
     """Queue a suggestion (split into parts for ``workers > 1``).  ``charged``: what the AI budget charged
     each part (``service.fairplay.budget``), kept in the part's meta so that the worker gives back what the
-    search did not use."""
+    search did not use.  ``share``: the client whose share of the AI work it is (``service.fairplay.ai_share``;
+    the parts of a split search run side by side, after the client's job before them)."""
     cfg = cfg or settings()
     queue = Queue(SUGGEST, connection=conn)
     nonce = secrets.token_hex(8)
     base = suggestion_job_id(game.id, nonce)
+    after = ai_share.link(conn, cfg, share, base) if share else None
     meta = {"kind": "suggestion", "game": game.id, "version": game.version, "seat": seat,
             "engine": engine_id, "request_id": request_id, "budget": dict(charged) if charged else None}
     common = {"timeout": cfg["AI_JOB_TIMEOUT_SECONDS"], "result_ttl": cfg["JOB_RESULT_TTL_SECONDS"],
@@ -223,7 +249,7 @@ def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str,
     store = Store(conn, cfg["GAME_TTL_SECONDS"])
     if workers == 1:
         job = queue.enqueue_call(SUGGEST_JOB, args=(game.id, game.version, seat, engine_id, params, seed),
-                                 job_id=base, meta=meta, **common)
+                                 job_id=base, meta=meta, depends_on=after, **common)
         store.add_job(game.id, base)
         return job
     part_params = dict(params)
@@ -234,7 +260,7 @@ def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str,
         pid = suggestion_job_id(game.id, nonce, i)
         parts.append(queue.enqueue_call(
             SUGGEST_JOB, args=(game.id, game.version, seat, engine_id, part_params, derive_seed(seed, i), True),
-            job_id=pid, meta={**meta, "part_of": base}, **common))
+            job_id=pid, meta={**meta, "part_of": base}, depends_on=after, **common))
         store.add_job(game.id, pid)
     job = queue.enqueue_call(MERGE_SUGGESTION, args=(game.id, game.version, engine_id, [p.id for p in parts]),
                              job_id=base, meta={**meta, "parts": [p.id for p in parts]},
@@ -249,9 +275,26 @@ def results(conn: redis.Redis, job_ids: list[str]) -> list[Any]:
 
 
 def delete_jobs(conn: redis.Redis, job_ids: list[str]) -> None:
-    """Remove the given RQ jobs (those that still exist)."""
-    for job_id in job_ids:
-        try:
-            Job.fetch(job_id, connection=conn).delete()
-        except NoSuchJobError:
-            continue
+    """Remove every record of the given RQ jobs (those that still exist), abandoned ones included."""
+    recovery.delete_jobs(conn, job_ids)
+
+
+#: seconds the record of the play job that ended its game is kept (the game's own document keeps the end)
+FINISHED_PLAY_RESULT_TTL_SECONDS = 60
+
+
+def forget_earlier_play_jobs(conn: redis.Redis, game_id: str, version: int) -> None:
+    """Delete the records of the game's play jobs for versions before ``version`` (done, stale or failed:
+    nobody needs them once a later move is played), so a game keeps the records of its last AI move and the
+    next one however long it runs, instead of one per AI move for ``JOB_RESULT_TTL_SECONDS``."""
+    prefix = play_job_id(game_id, 0)[:-1]
+    earlier = []
+    for raw in cast(set[bytes], conn.smembers(jobs_key(game_id))):
+        job_id = raw.decode()
+        if job_id.startswith(prefix):
+            digits = job_id[len(prefix):].split("-", 1)[0]
+            if digits.isdigit() and int(digits) < version:
+                earlier.append(job_id)
+    if earlier:
+        delete_jobs(conn, earlier)
+        conn.srem(jobs_key(game_id), *earlier)

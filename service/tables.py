@@ -23,7 +23,6 @@ Refusals are :mod:`service.errors`; nothing here knows HTTP.
 from __future__ import annotations
 
 import copy
-import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -151,6 +150,8 @@ def _store_new(ctx: Context, client: str, game_id: str, build: Callable[[], tupl
     live_games.admit_game(ctx.conn, ctx.cfg, client, game_id)
     try:
         doc, hashes = build()
+        # whose AI work the game's AI seats are (service.fairplay.ai_share): the creator's address
+        doc["creator"] = client
         game = ctx.store.create(game_id, doc, hashes, live_index=client_games_key(client))
     except BaseException:
         discard(ctx, client, game_id)
@@ -166,8 +167,8 @@ def create(ctx: Context, *, rules: str, seats: list[dict[str, Any]], options: Ma
     """A new game: ``(game, seat tokens by seat, admin token)``.  ``seats``: ``{"kind", "name"?, "engine"?,
     "params"?}`` each, AI parameters already checked."""
     rs = engine.get_rules(rules)
-    seed = secrets.randbits(seeds.SEED_BITS) if seed is None else seed
-    dealt = seeds.engine_seed(ctx.conn, ctx.cfg, seed, [s["kind"] for s in seats], public_seed)
+    seed = seeds.new_seed() if seed is None else seed
+    dealt = seeds.engine_seed(ctx.conn, ctx.cfg, seed, public_seed)
     state = rs.new(len(seats), dealt, options)
     metas = [{"seat": i, "name": s.get("name") or f"seat {i}", "kind": s["kind"],
               "engine": s.get("engine") if s["kind"] == "ai" else None,
@@ -260,9 +261,11 @@ def play(ctx: Context, game_id: str, seat: int, spec: str | Mapping[str, Any], v
 
 
 def ai_turn(ctx: Context, game_id: str, version: int, attempt: int = 0,
-            started: Callable[[str], None] | None = None) -> dict[str, Any]:
+            started: Callable[[str], None] | None = None,
+            searched: Callable[[float], None] | None = None) -> dict[str, Any]:
     """The AI seat to move at ``version`` moves (``attempt``: the step of the fallback chain,
-    :data:`service.queues.CHAIN`); ``started(engine id)`` is told the engine before it searches.  Answers
+    :data:`service.queues.CHAIN`); ``started(engine id)`` is told the engine before it searches,
+    ``searched(milliseconds)`` how long the search took (the AI budget gives back the rest).  Answers
     ``{"outcome": "played" | "stale", "version", "engine"}`` -- never the move or the search statistics,
     which could show the AI seat's hidden tiles."""
     try:
@@ -277,6 +280,8 @@ def ai_turn(ctx: Context, game_id: str, version: int, attempt: int = 0,
         started(engine_id)
     decision = ai.decide(engine_id, game.state, seat, params,
                          queues.derive_seed(queues.engine_seed(game), version, attempt))
+    if searched is not None:
+        searched(float((decision.stats or {}).get("elapsed_ms", 0)))
     try:
         after, _ = play(ctx, game_id, seat, decision.move.id, version, game)
     except (VersionConflict, NotYourTurn, GameNotFound):
@@ -332,19 +337,20 @@ def time_out(ctx: Context, game_id: str, version: int) -> dict[str, Any]:
 
 
 def suggest(ctx: Context, game: Game, seat: int, engine_id: str, params: dict[str, Any], workers: int,
-            seed: int | None, version: int | None, client: str) -> Job:
-    """Queue a move suggestion for ``seat``, the seat to move, charged to the AI budgets of the game and of
-    ``client`` (``BudgetSpent`` when either cannot pay; nothing is queued then).  Changes no table."""
+            seed: int | None, version: int | None, client: str, address: str | None = None) -> Job:
+    """Queue a move suggestion for ``seat``, the seat to move, charged to the AI budgets of the game, of
+    ``client`` (the token) and of ``address`` (``BudgetSpent`` when one cannot pay; nothing is queued then),
+    and queued in ``address``'s share of the AI work (service.fairplay.ai_share).  Changes no table."""
     if version is not None and version != game.version:
         raise VersionConflict(version, game.version)
     if game.waiting:
         raise NotStarted(game.open_seats)
     if game.state.to_move != seat:
         raise NotYourTurn(seat, game.state.to_move)
-    charged = budget.charge(ctx.conn, ctx.cfg, game.id, client, params, workers)
-    seed = secrets.randbits(seeds.SEED_BITS) if seed is None else seed
+    charged = budget.charge(ctx.conn, ctx.cfg, game.id, client, params, workers, address=address)
+    seed = seeds.new_seed() if seed is None else seed
     return queues.enqueue_suggestion(ctx.conn, game, seat, engine_id, params, workers, seed, ctx.request_id,
-                                     cfg=ctx.cfg, charged=charged)
+                                     cfg=ctx.cfg, charged=charged, share=address or client)
 
 
 def suggestion(ctx: Context, game_id: str, version: int, seat: int, engine_id: str, params: Mapping[str, Any],
@@ -449,14 +455,14 @@ def discard(ctx: Context, client: str, game_id: str) -> None:
 
 def _rotated_seed(ctx: Context, rules: str, options: dict[str, Any], kinds: list[str],
                   first: int | None) -> tuple[int, int]:
-    """A fresh ``(seed, engine seed)`` (``service.fairplay.seeds``: mixed with the server secret whenever a
-    person sits at the table) whose deal makes the seat after ``first`` the first to act."""
+    """A fresh ``(seed, engine seed)`` (``service.fairplay.seeds``: the engine seed is new randomness for each
+    game) whose deal makes the seat after ``first`` the first to act."""
     rs = engine.get_rules(rules)
     players = len(kinds)
     want = None if first is None else (first + 1) % players
     for _ in range(ROTATION_TRIES):
-        seed = secrets.randbits(seeds.SEED_BITS)
-        dealt = seeds.engine_seed(ctx.conn, ctx.cfg, seed, kinds, False)
+        seed = seeds.new_seed()
+        dealt = seeds.engine_seed(ctx.conn, ctx.cfg, seed)
         if want is None or rs.new(players, dealt, options).to_move == want:
             break
     return seed, dealt

@@ -20,7 +20,9 @@ from service.redis_local import free_port
 
 
 def environment(redis_url: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING", **(extra or {})}
+    # a metrics listener of its own (the default 127.0.0.1:9100 would be shared by every server started)
+    env = {**os.environ, "TILEHOUSE_REDIS_URL": redis_url, "TILEHOUSE_LOG_LEVEL": "WARNING",
+           "TILEHOUSE_METRICS_BIND": f"127.0.0.1:{free_port()}", **(extra or {})}
     for name in ("PROMETHEUS_MULTIPROC_DIR", "TILEHOUSE_WORKER_CLASS"):
         env.pop(name, None)
     return env

@@ -51,7 +51,9 @@ def test_every_route_of_the_app_is_in_the_contract_and_nothing_else(app):
 def test_the_operations_endpoints_answer_as_documented(client):
     assert client.get("/healthz").get_json() == {"status": "ok"}
     assert client.get("/readyz").get_json() == {"status": "ready", "checks": {"redis": "ok", "queue": "ok"}}
-    metrics = client.get("/metrics")
+    # /metrics answers on the metrics listener (127.0.0.1:9100 by default), never on the API's address
+    assert client.get("/metrics").status_code == 404
+    metrics = client.get("/metrics", environ_overrides={"SERVER_PORT": "9100"})
     assert metrics.status_code == 200 and metrics.mimetype == "text/plain"
 
 

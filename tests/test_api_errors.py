@@ -156,6 +156,8 @@ BAD_GAMES = [
     ({"rules": "tiengow", "seats": [{"kind": "human"}] * 4, "seed": 1.5}, "seed"),
     ({"rules": "tiengow", "seats": [{"kind": "human"}] * 4, "colour": "red"}, "colour"),
     ({"rules": "tiengow", "seats": [*humans(3), {"kind": "ai", "engine": "deep_blue"}]}, "seats.3.engine"),
+    # the arena's reference engine sees every hand: never a served seat
+    ({"rules": "tiengow", "seats": [*humans(3), {"kind": "ai", "engine": "perfect"}]}, "seats.3.engine"),
     ({"rules": "tiengow", "seats": [*humans(3), {"kind": "ai", "engine": "ismcts", "params": {"iterations": 0}}]},
      "seats.3.params"),
     ({"rules": "tiengow", "seats": [*humans(3), {"kind": "ai", "engine": "ismcts", "params": {"iterations": "9"}}]},
@@ -185,6 +187,7 @@ def test_malformed_or_non_json_game_bodies_are_400_and_415(app, client):
 
 BAD_SUGGESTIONS = [
     ({"engine": "deep_blue"}, 422, "engine"),
+    ({"engine": "perfect"}, 422, "engine"),
     ({"engine": 3}, 422, "engine"),
     ({"engine": "ismcts", "params": {"iterations": 0}}, 422, "params"),
     ({"engine": "ismcts", "params": {"iterations": 10**9}}, 422, "params"),

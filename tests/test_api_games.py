@@ -83,9 +83,9 @@ def test_create_answers_201_with_location_tokens_and_a_spectator_view(client):
     assert [s["kind"] for s in game["seats"]] == ["human"] * 3 + ["ai"]
 
 
-def test_the_same_seed_and_moves_give_the_same_game(client):
-    a = create(client, "tiuu", humans(2), seed=99)
-    b = create(client, "tiuu", humans(2), seed=99)
+def test_the_same_public_seed_and_moves_give_the_same_game(client):
+    a, b = (client.post("/v1/games", json={"rules": "tiuu", "seed": 99, "public_seed": True,
+                                           "seats": humans(2)}).get_json() for _ in range(2))
     for created in (a, b):
         seat = created["game"]["to_move"]
         h = bearer(tokens_by_seat(created)[seat])

@@ -31,8 +31,8 @@ def _two_humans(client) -> tuple[str, dict[int, dict[str, str]], int]:
     return created["game"]["id"], {s: bearer(t) for s, t in tokens_by_seat(created).items()}, created["game"]["to_move"]
 
 
-def _ask(client, game_id: str, h: dict[str, str], time_ms: int, workers: int = 1):
-    return client.post(f"/v1/games/{game_id}/suggestions", headers=h,
+def _ask(client, game_id: str, h: dict[str, str], time_ms: int, workers: int = 1, address: str = "127.0.0.1"):
+    return client.post(f"/v1/games/{game_id}/suggestions", headers=h, environ_base={"REMOTE_ADDR": address},
                        json={"engine": "ismcts", "params": {"time_ms": time_ms, "iterations": 3}, "workers": workers})
 
 
@@ -57,12 +57,15 @@ def test_a_clients_ai_budget_is_its_own_while_the_game_has_room(make_app):
     refused = _ask(client, game_id, h[seat], 1)
     assert refused.status_code == 429 and "this client" in refused.get_json()["detail"]
     _retry_after(refused)
-    # the other seat of the same game is another client, and the game's own budget still has room
+    # the other seat of the same game, from another address, is another client, and the game's own budget
+    # still has room; from the same address it shares the address's budget (many tokens, one budget)
     url = f"/v1/games/{game_id}"
     while client.get(url).get_json()["to_move"] == seat:
         move = client.get(f"{url}/moves", headers=h[seat]).get_json()[0]["id"]
         assert client.post(f"{url}/moves", json={"move": move}, headers=h[seat]).status_code == 200
-    assert _ask(client, game_id, h[1 - seat], 500).status_code == 202
+    same_address = _ask(client, game_id, h[1 - seat], 500)
+    assert same_address.status_code == 429 and "client address" in same_address.get_json()["detail"]
+    assert _ask(client, game_id, h[1 - seat], 500, address="10.9.0.2").status_code == 202
 
 
 def test_the_worker_gives_back_the_budget_a_search_did_not_use(make_app, redis_conn):

@@ -65,7 +65,8 @@ def test_every_key_of_a_whole_game_of_every_rule_set_is_declared_and_expires_wit
         key = raw.decode()
         if key.startswith(keys.RQ_PREFIX):
             if key.startswith("rq:job:") or key.startswith("rq:results:"):
-                job_id = key.split(":", 2)[2]
+                # RQ keeps a job's dependencies (service.fairplay.ai_share) under rq:job::<id>:dependencies
+                job_id = key.split(":", 2)[2].lstrip(":").removesuffix(":dependencies").removesuffix(":dependents")
                 assert keys.JOB_ID.fullmatch(job_id), f"an RQ job with an undeclared id: {key}"
                 assert redis_conn.ttl(key) > 0, f"{key} never expires"
             continue

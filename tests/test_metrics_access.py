@@ -20,8 +20,22 @@ def _app(redis_url: str, **config):
     return app
 
 
+def test_by_default_metrics_answer_only_on_the_loopback_metrics_listener(redis_conn, redis_url):
+    app = _app(redis_url)
+    assert app.config["METRICS_BIND"] == "127.0.0.1:9100"
+    assert app.test_client().get("/metrics").status_code == 404
+    app.test_client_class = None
+    assert app.test_client().get("/metrics", environ_overrides={"SERVER_PORT": "9100"}).status_code == 200
+
+
+def test_with_no_metrics_listener_metrics_need_the_token_and_are_a_404_without_one(redis_conn, redis_url):
+    for off in ("off", ""):
+        resp = _app(redis_url, METRICS_BIND=off).test_client().get("/metrics")
+        assert resp.status_code == 404 and b"tilehouse_" not in resp.data
+
+
 def test_with_a_metrics_token_metrics_need_it_and_the_api_does_not(redis_conn, redis_url):
-    client = _app(redis_url, METRICS_TOKEN="s3cret-metrics").test_client()
+    client = _app(redis_url, METRICS_TOKEN="s3cret-metrics", METRICS_BIND="off").test_client()
     for headers in ({}, bearer("wrong"), {"Authorization": "Basic czNjcmV0"}):
         resp = client.get("/metrics", headers=headers)
         assert resp.status_code == 401 and resp.headers["Content-Type"] == "application/problem+json"

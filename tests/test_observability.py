@@ -258,6 +258,10 @@ def test_readyz_is_not_ready_when_the_queues_are_not_configured(redis_conn):
 
 # ------------------------------------------------------------------------------------------ through create_app
 
+#: a request that came in on the default metrics listener (127.0.0.1:9100), the only one serving /metrics
+ON_METRICS_LISTENER = {"SERVER_PORT": "9100"}
+
+
 @pytest.fixture
 def service_app(redis_url: str, redis_conn: redis.Redis) -> Flask:
     from service.app import create_app
@@ -271,7 +275,7 @@ def test_create_app_answers_health_readiness_and_metrics(service_app):
     assert client.get("/readyz").json == {"status": "ready", "checks": {"redis": "ok", "queue": "ok"}}
     rv = client.get("/v1/rules", headers={"X-Request-ID": "rules-1"})
     assert rv.status_code == 200 and rv.headers["X-Request-ID"] == "rules-1"
-    samples = _samples(client.get("/metrics").data)
+    samples = _samples(client.get("/metrics", environ_overrides=ON_METRICS_LISTENER).data)
     assert samples[("tilehouse_http_requests_total",
                     (("method", "GET"), ("route", "/v1/rules"), ("status", "200")))] == 1
 
@@ -283,7 +287,7 @@ def test_request_id_of_a_game_creation_is_carried_into_the_ai_job_it_queues(serv
     job_id = rv.json["game"]["ai"]["job"]
     assert job_id is not None
     assert rq.job.Job.fetch(job_id, connection=redis_conn).meta["request_id"] == "create-77"
-    samples = _samples(service_app.test_client().get("/metrics").data)
+    samples = _samples(service_app.test_client().get("/metrics", environ_overrides=ON_METRICS_LISTENER).data)
     assert samples[("tilehouse_games_created_total", ())] == 1
     assert samples[("tilehouse_queue_depth", (("queue", "play"),))] == 1
 

@@ -1,6 +1,7 @@
-"""Issue 16.3: seeds that do not reveal hands (``service.fairplay.seeds``).  A table with a human seat is dealt
-from the requested seed mixed with the server's secret; the seed is used as given only at all-AI tables or
-with ``public_seed``; the effective seed is stored and shown by nothing but the replay of the finished match.
+"""Seeds that do not reveal hands (``service.fairplay.seeds``).  Every table is dealt from its requested seed
+mixed with the server's secret and fresh randomness of its own, so no other table's replay reveals it; the
+seed is used as given only with ``public_seed``; the effective seed is stored and shown by nothing but the
+replay of the finished match.
 Real HTTP (Flask test client, every answer validated against openapi.yaml), a real Redis, a real RQ worker."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import json
 import random
 
 import pytest
-from api_support import TEST_SEED_SECRET, bearer, create, humans, tokens_by_seat
+from api_support import bearer, create, humans, tokens_by_seat
 from rq.job import Job
 
 import engine
@@ -29,48 +30,72 @@ def _hand(client, created: dict, seat: int) -> list[str]:
     return client.get(f"/v1/games/{game_id}", headers=bearer(tokens_by_seat(created)[seat])).get_json()["hand"]
 
 
-def test_a_table_with_a_human_is_not_dealt_from_the_requested_seed_but_from_it_mixed_with_the_secret(
-        client, redis_conn):
-    created = create(client, "tiengow", humans(4), seed=1)
-    offline = engine.new_game("tiengow", players=4, seed=1, options=created["game"]["options"])
-    assert _hand(client, created, 0) != offline.view(0)["hand"]
-    game = _stored(redis_conn, created["game"]["id"])
-    secret = TEST_SEED_SECRET.encode()
-    assert game.doc["seed"] == 1 and game.doc["engine_seed"] == seeds.derive(secret, 1) == game.state.seed
-    dealt = engine.new_game("tiengow", players=4, seed=game.doc["engine_seed"], options=created["game"]["options"])
-    assert _hand(client, created, 0) == dealt.view(0)["hand"]
+def _two_players(rules: str) -> int:
+    return engine.get_rules(rules).players.start
 
 
-def test_a_seed_reproduces_a_match_on_its_server_only(make_app):
-    mine, other = make_app(SEED_SECRET="one secret").test_client(), make_app(SEED_SECRET="another").test_client()
-    first, again = (create(mine, "kozel", humans(2), seed=99) for _ in range(2))
-    elsewhere = create(other, "kozel", humans(2), seed=99)
-    assert _hand(mine, first, 0) == _hand(mine, again, 0)
-    assert _hand(other, elsewhere, 0) != _hand(mine, first, 0)
+def test_every_table_is_dealt_from_fresh_randomness_not_from_the_requested_seed(client, redis_conn):
+    created = [create(client, "tiengow", humans(4), seed=1) for _ in range(2)]
+    offline = engine.new_game("tiengow", players=4, seed=1, options=created[0]["game"]["options"])
+    first, again = (_stored(redis_conn, c["game"]["id"]) for c in created)
+    assert _hand(client, created[0], 0) != offline.view(0)["hand"]
+    assert _hand(client, created[0], 0) != _hand(client, created[1], 0)
+    assert first.doc["seed"] == again.doc["seed"] == 1
+    assert first.doc["engine_seed"] == first.state.seed != again.doc["engine_seed"]
+    dealt = engine.new_game("tiengow", players=4, seed=first.doc["engine_seed"], options=created[0]["game"]["options"])
+    assert _hand(client, created[0], 0) == dealt.view(0)["hand"]
+
+
+@pytest.mark.parametrize("rules", sorted(engine.RULES))
+def test_a_throw_away_table_of_the_same_seed_resigned_at_once_reveals_no_hand_of_the_real_table(
+        client, redis_conn, rules):
+    players = _two_players(rules)
+    real = create(client, rules, humans(players), seed=4242)
+    throw_away = create(client, rules, humans(players), seed=4242)
+    gid = throw_away["game"]["id"]
+    resigner = throw_away["game"]["to_move"]
+    r = client.post(f"/v1/games/{gid}/resign", headers=bearer(tokens_by_seat(throw_away)[resigner]))
+    assert r.status_code == 200 and r.get_json()["status"] == "finished"
+    replay = client.get(f"/v1/games/{gid}/replay").get_json()
+    assert replay["requested_seed"] == 4242
+    revealed = engine.new_game(rules, players=players, seed=replay["seed"], options=replay["options"])
+    assert revealed.to_dict() == replay["initial_state"]  # the replay reproduces the throw-away ...
+    real_state = _stored(redis_conn, real["game"]["id"]).state
+    assert real_state.to_dict() != replay["initial_state"]  # ... and not the real table, bazaar or wall included
+    for seat in range(players):
+        assert _hand(client, real, seat) != revealed.view(seat)["hand"], f"seat {seat}'s hand is revealed"
 
 
 def test_without_a_configured_secret_one_is_made_once_in_redis_and_shared_by_every_api_process(
         make_app, redis_conn):
     a, b = make_app(SEED_SECRET="").test_client(), make_app(SEED_SECRET="").test_client()
     assert redis_conn.get(keys.SEED_SECRET_KEY) is None
-    game_a = create(a, "tiuu", humans(2), seed=5)
+    create(a, "tiuu", humans(2), seed=5)
     made = redis_conn.get(keys.SEED_SECRET_KEY)
     assert made and len(made) == 2 * seeds.SECRET_BYTES
-    game_b = create(b, "tiuu", humans(2), seed=5)
+    create(b, "tiuu", humans(2), seed=5)
     assert redis_conn.get(keys.SEED_SECRET_KEY) == made
-    assert _hand(a, game_a, 1) == _hand(b, game_b, 1)
-    assert _stored(redis_conn, game_b["game"]["id"]).state.seed == seeds.derive(made, 5)
 
 
-def test_an_all_ai_table_and_a_public_seed_are_dealt_from_the_seed_as_given(client, redis_conn):
+def test_an_all_ai_table_is_dealt_fresh_too_and_only_a_public_seed_is_dealt_as_given(client, redis_conn):
     ai_only = create(client, "tiengow", [{"kind": "ai", "engine": "random"}] * 4, seed=3)
-    assert _stored(redis_conn, ai_only["game"]["id"]).state.seed == 3
+    assert _stored(redis_conn, ai_only["game"]["id"]).state.seed != 3
     public = client.post("/v1/games", json={"rules": "tiengow", "seed": 1, "public_seed": True,
                                             "seats": humans(4)})
     assert public.status_code == 201
     offline = engine.new_game("tiengow", players=4, seed=1)
     assert _hand(client, public.get_json(), 0) == offline.view(0)["hand"]
     assert _stored(redis_conn, public.get_json()["game"]["id"]).doc["engine_seed"] == 1
+
+
+def test_every_seed_the_server_draws_or_derives_is_a_javascript_safe_integer(client, redis_conn):
+    games = [client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)}).get_json() for _ in range(8)]
+    for created in games:
+        doc = _stored(redis_conn, created["game"]["id"]).doc
+        assert 0 <= doc["seed"] <= seeds.MAX_SEED and 0 <= doc["engine_seed"] <= seeds.MAX_SEED
+    assert max(seeds.derive(b"k", n, b"n") for n in range(2000)) > seeds.MAX_SEED // 2  # all 53 bits are used
+    assert max(seeds.new_seed() for _ in range(2000)) > seeds.MAX_SEED // 2
+    assert seeds.MAX_SEED == 2**53 - 1
 
 
 @pytest.mark.parametrize(("body", "field"), [({"public_seed": True}, "public_seed"),
@@ -121,7 +146,8 @@ def test_no_view_event_job_or_error_shows_the_engine_seed_before_the_end_and_the
         assert client.get(f"{url}/replay").status_code == 409
         assert client.post(f"{url}/moves", json={"move": "play:9-9"}, headers=h).status_code == 422
         assert client.post(f"{url}/moves", json={"move": "draw"}, headers=bearer(toks[1 - seat])).status_code == 403
-        assert client.post(f"{url}/moves", json={"move": "draw", "version": 99}, headers=h).status_code == 409
+        some_move = client.get(f"{url}/moves", headers=h).get_json()[0]["id"]
+        assert client.post(f"{url}/moves", json={"move": some_move, "version": 99}, headers=h).status_code == 409
         if asked < 3:
             job = client.post(f"{url}/suggestions", json={"engine": "ismcts", "params": {"iterations": 4}},
                               headers=h).get_json()

@@ -135,7 +135,7 @@ def post_suggestion(game_id: str) -> ResponseReturnValue:
     if data["workers"] > max_workers:
         raise invalid({"workers": [f"at most {max_workers} on this server (its cap), not {data['workers']}"]})
     job = tables.suggest(context(), game, seat, engine_id, params, data["workers"], data.get("seed"),
-                         data.get("version"), client_key())
+                         data.get("version"), client_key(), address_key())
     resp = jsonify(job_json(job))
     resp.status_code = 202
     resp.headers["Location"] = f"/v1/jobs/{job.id}"

@@ -19,6 +19,7 @@ from rq.job import Job, JobStatus
 
 from service.api import caller, conn, store
 from service.errors import GameNotFound
+from service.fairplay import ai_share
 from service.hardening import recovery
 from service.problems import TYPE_PREFIX, Problem
 from service.tables import decision_json
@@ -73,6 +74,8 @@ def get_job(job_id: str) -> ResponseReturnValue:
         raise Problem(404, f"no job {job_id!r} (it may have expired)") from None
     if recovery.abandoned(job, current_app.config["ABANDONED_JOB_SECONDS"]):
         recovery.fail_over(conn(), job)  # its worker died: failed now, not after the next maintenance round
+        job.get_status(refresh=True)
+    elif ai_share.release_if_orphaned(conn(), job):  # deferred in its client's chain behind nothing
         job.get_status(refresh=True)
     if job.meta.get("kind") == "suggestion":
         try:

@@ -9,6 +9,9 @@ the game's last event is a 422 (no client can have seen it); a finished game wit
 answers 204 (``EventSource`` then stops reconnecting).  Everything is checked, and the subscription made,
 before the 200 goes out, so bad input or an unreachable Redis is an ordinary problem document.
 
+Caps (``service.fairplay.streams``): at most ``STREAMS_PER_CLIENT`` open streams per client address (429
+beyond) and ``STREAMS_PER_PROCESS`` per API process (503 beyond), checked before anything is subscribed.
+
 Presence (``Store.touch``): a seat's stream records the seat as seen when it opens and at every keep-alive
 while it stays open, so ``last_seen_ms`` in the views stays current for a player who only watches.
 """
@@ -20,6 +23,8 @@ from flask.typing import ResponseReturnValue
 
 from service import auth, schemas
 from service.api import caller, conn, event_for, no_content, store
+from service.fairplay import streams as stream_caps
+from service.fairplay.clients import address_key
 from service.live import stream, tickets
 from service.problems import invalid
 
@@ -43,6 +48,21 @@ def _start(query: dict[str, int | str]) -> int:
 
 @bp.get("/<game_id>/stream")
 def open_stream(game_id: str) -> ResponseReturnValue:
+    # first a place among this process's and this address's open streams (429 / 503 beyond the caps: the
+    # cheapest answer, one script, for a client that opens too many), given back when the response closes
+    # or when the stream does not open
+    lease = stream_caps.admit(conn(), current_app.config, address_key())
+    try:
+        resp = _open(game_id, lease)
+    except BaseException:
+        lease.release(conn())
+        raise
+    if isinstance(resp, tuple):  # 204: nothing to stream
+        lease.release(conn())
+    return resp
+
+
+def _open(game_id: str, lease: stream_caps.Lease) -> ResponseReturnValue:
     game = store().get(game_id)
     query = schemas.load(schemas.STREAM_QUERY, request.args.to_dict())
     ticket = query.get("ticket")
@@ -61,25 +81,28 @@ def open_stream(game_id: str) -> ResponseReturnValue:
         raise invalid({field: [f"the game has {count} events so far"]})
     if game.state.finished and after >= count:
         return no_content()
-    sub = stream.subscribe(current_app.extensions["redis_streams"], game.id)
     cfg = current_app.config
+    redis_conn = conn()
+    sub = stream.subscribe(current_app.extensions["redis_streams"], game.id)
     games = store()
-    on_keepalive = None
-    if seat is not None:
+    interval = float(cfg["PRESENCE_INTERVAL_SECONDS"])
+    if seat is not None and ticket is not None:
         # presence: an open stream of a seat counts as the seat being seen, now (a stream opened with a token
         # was recorded by caller() already; a ticket was not) and at every keep-alive while it stays open
-        interval = float(cfg["PRESENCE_INTERVAL_SECONDS"])
-        if ticket is not None:
-            games.touch(game.id, seat, known=game.seen.get(str(seat)), interval=interval)
+        games.touch(game.id, seat, known=game.seen.get(str(seat)), interval=interval)
 
-        def on_keepalive() -> None:
+    def on_keepalive() -> None:
+        if seat is not None:
             games.touch(game.id, seat, interval=interval)
 
-    body = stream.events(games, sub, game.id, lambda n, ev: event_for(n, ev, seat), after,
-                         float(cfg["STREAM_KEEPALIVE_SECONDS"]), on_keepalive)
-    resp = current_app.response_class(body, mimetype="text/event-stream")
+    keepalive = float(cfg["STREAM_KEEPALIVE_SECONDS"])
+    body = stream.events(games, sub, game.id, lambda n, ev: event_for(n, ev, seat), after, keepalive,
+                         on_keepalive)
+    resp = current_app.response_class(stream_caps.renewing(redis_conn, lease, body, keepalive),
+                                      mimetype="text/event-stream")
     # closed with the response too: a client gone before the first chunk never starts the generator
     resp.call_on_close(sub.close)
+    resp.call_on_close(lambda: lease.release(redis_conn))
     resp.headers["Cache-Control"] = "no-cache"
     # nginx and similar proxies would otherwise buffer the stream
     resp.headers["X-Accel-Buffering"] = "no"

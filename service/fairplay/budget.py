@@ -6,7 +6,9 @@ search for ``time_ms`` (an engine without ``time_ms`` -- greedy, random -- is ch
 
 * the game's, ``th:budget:{<game id>}:<minute>`` (``AI_CPU_MS_PER_MINUTE_PER_GAME``, default 120000), and
 * the client's, ``th:budget:client:<client>:<minute>`` (``AI_CPU_MS_PER_MINUTE_PER_CLIENT``, default 60000;
-  the client is the bearer token, see :mod:`service.fairplay.clients`).
+  the client is the bearer token, see :mod:`service.fairplay.clients`), and
+* the client's address's, the same key shape with ``ip:<address>`` and the same limit, so that many tokens
+  of one address share one budget.
 
 Each charge is one Lua script on one key (``INCRBY`` only if the total stays within the budget), so the
 two keys may live on different Redis Cluster slots; when the client's budget refuses after the game's has
@@ -15,8 +17,13 @@ accepted, the game's charge is given back.  A refused suggestion is a 429 proble
 gives back what it did not use (charged ``time_ms`` minus the search's ``elapsed_ms``), so the budget counts
 the CPU really spent; a give-back never makes a key that has expired meanwhile.
 
-Play jobs of AI seats are not charged: they are the game itself, bounded by the parameter caps, by the
-live-games cap and by the creation rate (:mod:`.limits`); refusing them would stall the game.
+AI seats' searches count against their creator like suggestions: each play job is charged, when it is
+queued, its seat's most (``time_ms``, or the nominal cost) to the budget of the address that created the
+game (:func:`charge_play`), the budget that address's suggestions draw on, and gives back what its search
+did not use when it ends.  A play job is never refused --
+that would stall the game -- but when the budget cannot pay, the seat moves with the cheap fallback engine
+(greedy) until the next minute.  So one address's 20 all-AI games at the largest budgets get the CPU of
+one budget, not twenty.
 """
 
 from __future__ import annotations
@@ -58,9 +65,11 @@ def part_cost_ms(params: Mapping[str, Any]) -> int:
 
 
 def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str, params: Mapping[str, Any],
-           workers: int, now: float | None = None) -> dict[str, Any]:
-    """Charge a suggestion of ``workers`` parts to the game's and the client's budgets of this minute, or
-    raise :class:`~service.errors.BudgetSpent`.  Returns what each part may give back (for the job's meta)."""
+           workers: int, now: float | None = None, address: str | None = None) -> dict[str, Any]:
+    """Charge a suggestion of ``workers`` parts to the game's and the client's budgets of this minute (and
+    to the budget of the client's ``address`` when given and not the client itself: many tokens of one
+    address share it), or raise :class:`~service.errors.BudgetSpent`.  Returns what each part may give back
+    (for the job's meta)."""
     now = time.time() if now is None else now
     minute = int(now // 60)
     part = part_cost_ms(params)
@@ -68,7 +77,11 @@ def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str,
     retry = max(1, math.ceil(60 - now % 60))
     keys = [budget_game_key(game_id, minute), budget_client_key(client, minute)]
     limits = [int(cfg["AI_CPU_MS_PER_MINUTE_PER_GAME"]), int(cfg["AI_CPU_MS_PER_MINUTE_PER_CLIENT"])]
-    whose = ("this game", "this client")
+    whose = ["this game", "this client"]
+    if address is not None and address != client:
+        keys.append(budget_client_key(address, minute))
+        limits.append(int(cfg["AI_CPU_MS_PER_MINUTE_PER_CLIENT"]))
+        whose.append("this client address")
     charged: list[str] = []
     for key, limit, who in zip(keys, limits, whose, strict=True):
         if conn.eval(CHARGE_LUA, 1, key, cost, limit, KEY_TTL_SECONDS) == -1:
@@ -78,6 +91,21 @@ def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str,
                               f"{cost} ms more ({workers} x time_ms {part}); ask for less or wait", retry_after=retry)
         charged.append(key)
     return {"keys": keys, "part_ms": part}
+
+
+def charge_play(conn: redis.Redis, cfg: Mapping[str, Any], creator: str, params: Mapping[str, Any],
+                now: float | None = None) -> dict[str, Any] | None:
+    """Charge one AI seat's search (``params``) to its creator's budget of this minute, the budget its
+    suggestions draw on too: what the play job may give back (for its meta, as a suggestion's part), or
+    None when the budget cannot pay -- the seat then moves with the cheap fallback engine
+    (``service.queues.schedule_play``), so the game goes on and costs its creator next to nothing."""
+    now = time.time() if now is None else now
+    key = budget_client_key(creator, int(now // 60))
+    limit = int(cfg["AI_CPU_MS_PER_MINUTE_PER_CLIENT"])
+    cost = part_cost_ms(params)
+    if conn.eval(CHARGE_LUA, 1, key, cost, limit, KEY_TTL_SECONDS) == -1:
+        return None
+    return {"keys": [key], "part_ms": cost}
 
 
 def refund_unused(conn: redis.Redis, charged: Mapping[str, Any] | None, used_ms: float) -> None:

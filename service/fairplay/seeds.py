@@ -2,27 +2,29 @@
 
 The engine deals every hand of a match from one integer seed (``engine.new_game``), deterministically.  If
 that seed were the one a client sends, whoever creates a table with ``"seed": 1`` could deal the same match
-offline and read every hidden tile.  So the seed a client sends (or the server draws) is only the
+offline and read every hidden tile; and if it were only the client's seed mixed with a server secret, the
+creator could still open a throw-away table with the same seed, resign it at once and read every hand of
+the real table in the throw-away's replay.  So the seed a client sends (or the server draws) is only the
 *requested* seed; the engine gets the *effective* seed
 
-    HMAC-SHA256(secret, "tilehouse/deal/<requested seed>")  -> its first 53 bits
+    HMAC-SHA256(secret, "tilehouse/deal/<requested seed>/<nonce>")  -> its first 53 bits
 
-where ``secret`` is the server's seed secret: ``TILEHOUSE_SEED_SECRET`` when set (every API process of a
-deployment must then share it), otherwise 32 random bytes generated once and kept in Redis under
-:data:`service.keys.SEED_SECRET_KEY` (``SET NX``: the first process to ask creates it, every later one reads the same).  The same
-requested seed therefore reproduces the same match on this server (tests, bug reports) and nowhere else,
-and the effective seed is shown only by the replay of a finished match (``GET /v1/games/{id}/replay``).
-
-The requested seed is used as it is -- effective = requested -- only
-
-* where no seat is human or open (all-AI games, the arena, engine tests): nobody at the table can profit, and
-  reproducing a published seed is the point; or
-* where the creator asks for it with ``"public_seed": true`` (tutorials, puzzles, the README's example):
-  then anyone who knows the seed knows every hand, which the creator has chosen.
+where ``nonce`` is :data:`NONCE_BYTES` fresh random bytes drawn for this one game (never stored, never
+shown) and ``secret`` is the server's seed secret: ``TILEHOUSE_SEED_SECRET`` when set, otherwise 32 random
+bytes generated once and kept in Redis under :data:`service.keys.SEED_SECRET_KEY` (``SET NX``: the first process to ask creates
+it, every later one reads the same).  The nonce alone makes two games of the same requested seed deal
+different tables; the secret keeps the derivation unpredictable even to someone who could guess the nonce.
 
 The effective seed is stored in the game document (``engine_seed``, and as ``State.seed`` inside the stored
-engine state); no view, event, job or error shows it before the end (tests/test_seeds.py checks that).
-AI play jobs draw their chance from the effective seed too (``service.jobs``), never from the requested one.
+engine state) and shown only by the replay of the finished match (``GET /v1/games/{id}/replay``), which
+therefore still reproduces the match: ``engine.new_game(rules, players, seed, options)`` with the replay's
+``seed``.  No view, event, job or error shows it before the end (tests/test_seeds.py checks that).  AI
+play jobs draw their chance from the effective seed too (``service.jobs``), never from the requested one.
+53 bits keep every seed an exact number in JavaScript (``Number.MAX_SAFE_INTEGER`` is 2^53 - 1).
+
+The requested seed is used as it is -- effective = requested -- only where the creator asks for it with
+``"public_seed": true`` (tutorials, puzzles, arenas, the README's example): then anyone who knows the seed
+knows every hand, which the creator has chosen.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import redis
@@ -39,8 +41,12 @@ from service.keys import SEED_SECRET_KEY
 
 #: bytes of a generated secret
 SECRET_BYTES = 32
-#: bits of an effective seed: 53 keeps it an exact number in every JSON client (JavaScript included)
+#: bytes of fresh randomness mixed into each game's effective seed
+NONCE_BYTES = 16
+#: bits of an effective seed and of a seed the server draws: every one is a JS-safe integer
 SEED_BITS = 53
+#: the largest seed the server deals or draws (``Number.MAX_SAFE_INTEGER``)
+MAX_SEED = 2**SEED_BITS - 1
 
 
 def secret(conn: redis.Redis, cfg: Mapping[str, Any]) -> bytes:
@@ -55,22 +61,21 @@ def secret(conn: redis.Redis, cfg: Mapping[str, Any]) -> bytes:
     return stored if isinstance(stored, bytes) else str(stored).encode()
 
 
-def derive(secret_bytes: bytes, requested: int) -> int:
-    """The effective engine seed of ``requested`` under ``secret_bytes`` (``SEED_BITS`` bits)."""
-    digest = hmac.new(secret_bytes, f"tilehouse/deal/{requested}".encode(), hashlib.sha256).digest()
+def new_seed() -> int:
+    """A requested seed drawn by the server for a game created without one (JS-safe)."""
+    return secrets.randbits(SEED_BITS)
+
+
+def derive(secret_bytes: bytes, requested: int, nonce: bytes) -> int:
+    """The effective engine seed of ``requested`` under ``secret_bytes`` and one game's ``nonce`` (53 bits)."""
+    message = f"tilehouse/deal/{requested}/".encode() + nonce.hex().encode()
+    digest = hmac.new(secret_bytes, message, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
 
 
-def needs_secret(seat_kinds: Iterable[str], public_seed: bool) -> bool:
-    """Is the seed mixed with the secret?  Yes whenever a person sits or may sit at the table (a ``human``
-    or an ``open`` seat: any seat that is not ``ai``), unless the creator made the seed public."""
-    return not public_seed and any(kind != "ai" for kind in seat_kinds)
-
-
-def engine_seed(conn: redis.Redis, cfg: Mapping[str, Any], requested: int, seat_kinds: Iterable[str],
-                public_seed: bool = False) -> int:
-    """The seed the engine deals ``requested`` with, for a table of ``seat_kinds`` (every new game goes
-    through here: creation, rematches)."""
-    if not needs_secret(seat_kinds, public_seed):
+def engine_seed(conn: redis.Redis, cfg: Mapping[str, Any], requested: int, public_seed: bool = False) -> int:
+    """The seed the engine deals a new game of ``requested`` with (every new game goes through here:
+    creation, rematches): ``requested`` itself when the creator made it public, else fresh for this game."""
+    if public_seed:
         return requested
-    return derive(secret(conn, cfg), requested)
+    return derive(secret(conn, cfg), requested, secrets.token_bytes(NONCE_BYTES))

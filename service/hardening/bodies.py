@@ -10,17 +10,31 @@ chunked request.  :func:`limit_body` runs before every view:
   one byte in all; past the limit it is refused, otherwise the bytes read are handed on to the view as a
   plain body with its ``Content-Length`` (so the view reads what the client sent, no more).
 
-The 413 carries ``Connection: close``: the unread rest of the body must not be parsed as the next request
+A chunked body that is malformed (a chunk size that is not hex, a chunk without its CRLF) or truncated (the
+client stops before the last chunk) is a 400 problem document, logged as a warning with the parser's
+message, never a traceback.
+
+The 413 and that 400 carry ``Connection: close``: the unread rest of the body must not be parsed as the next request
 of a keep-alive connection, and draining it would cost the reads the limit is there to avoid.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 
 from flask import Flask, current_app, request
 
 from service.problems import Problem
+
+log = logging.getLogger(__name__)
+
+try:  # the errors gunicorn's chunked reader raises (InvalidChunkSize, ChunkMissingTerminator, NoMoreData)
+    from gunicorn.http.errors import ParseException  # type: ignore[import-untyped]
+except ImportError:  # another WSGI server: its read errors are OSErrors or ValueErrors
+    BODY_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError)
+else:
+    BODY_ERRORS = (OSError, ValueError, ParseException)
 
 #: bytes read from the socket at a time while a chunked body is checked against the limit
 READ_SIZE = 16 * 1024
@@ -29,6 +43,11 @@ READ_SIZE = 16 * 1024
 def too_large(limit: int) -> Problem:
     return Problem(413, f"the request body is larger than the limit of {limit} bytes",
                    headers={"Connection": "close"})
+
+
+def malformed(exc: Exception) -> Problem:
+    return Problem(400, f"the chunked request body is malformed or truncated ({exc})", slug="malformed-body",
+                   title="Malformed request body", headers={"Connection": "close"})
 
 
 def limit_body() -> None:
@@ -44,7 +63,11 @@ def limit_body() -> None:
     stream = environ["wsgi.input"]
     body = bytearray()
     while True:
-        piece = stream.read(min(READ_SIZE, limit + 1 - len(body)))
+        try:
+            piece = stream.read(min(READ_SIZE, limit + 1 - len(body)))
+        except BODY_ERRORS as exc:
+            log.warning("malformed chunked body", extra={"error": str(exc), "read_bytes": len(body)})
+            raise malformed(exc) from None
         if not piece:
             break
         body += piece

@@ -34,6 +34,29 @@ than ``ABANDONED_JOB_SECONDS``; the game view (``service.queues.ensure_ai_progre
 (``GET /v1/jobs/<id>``) then run the same registry cleanup at once instead of waiting for a worker's next
 maintenance round.  It costs nothing on the common path (the job hash it reads is read anyway).
 
+Faults of the worker's own.  RQ runs its scheduler (which moves due clock timeouts onto the play queue) in
+a forked child that holds the scheduler locks in Redis.  A worker killed with SIGKILL used to leave that
+child running as an orphan, keeping the locks.  :class:`BoundScheduler` ties the child to its parent: on
+Linux the kernel sends it SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG)``), and on every system
+each scheduler round first checks that its parent is the one that started it; either way it stops as RQ's
+scheduler stops on SIGTERM, releasing its locks, so the next worker to start takes them at once.
+
+A Redis restart used to end every worker: RQ retries a lost connection only while it waits for a job, and
+anything else that meets the dead connection (maintenance, a heartbeat, the end of a job, the worker's own
+teardown) ends the work loop.  :func:`run_until_stopped` runs the work loop again after such an end: it
+waits for Redis with exponential backoff (:data:`RECONNECT_FIRST_SECONDS` doubling up to
+:data:`RECONNECT_MAX_SECONDS`), marks the old registration dead and starts a fresh worker of the same
+name, so AI games move again a few seconds after Redis is back (a job that was running when Redis went
+away is failed over as an abandoned job, above).  Only a stop request (SIGTERM, SIGINT) or the end of a
+burst ends the loop.
+
+Deleting a game's jobs.  RQ's ``Job.delete`` reads every execution the job's execution registry lists, and
+the execution of a job whose worker was killed has expired meanwhile: RQ then raises ``ValueError``
+("Execution ... not found"), which made ``DELETE`` of such a game a 500 that left its job records.
+:func:`delete_jobs` drops the expired executions from the registries first, then deletes the job.  A job
+that is still running when its game is deleted finds the game gone and keeps no record of its own
+(``service.jobs``: its ``result_ttl`` becomes 0).
+
 MEASURED (2026-12-01, this 2-core machine shared with other sessions, load average 2.4-6.4): seconds from
 SIGKILL of the worker running a play job (ismcts, 2.5 s searches, so each figure includes the 2.5 s re-run)
 to the game's version moving on, a second worker alive, three runs each:
@@ -48,20 +71,27 @@ recovered too), B is two seconds sooner when someone is watching and costs nothi
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import logging
+import os
+import signal
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import redis
 from rq import Queue, SimpleWorker
-from rq.executions import Execution
+from rq.exceptions import NoSuchJobError
+from rq.executions import Execution, ExecutionRegistry
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
+from rq.scheduler import RQScheduler
 from rq.timeouts import TimerDeathPenalty
-from rq.worker import WorkerStatus
+from rq.worker import BaseWorker, WorkerStatus
 
 from service import config
 
@@ -101,7 +131,38 @@ def worker_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "job_monitoring_interval": int(cfg["JOB_HEARTBEAT_SECONDS"])}
 
 
-class RecoveringWorker(SimpleWorker):
+class ResilientWorker(BaseWorker):
+    """An RQ worker whose scheduler child is a :class:`BoundScheduler` and which remembers a stop request
+    (``stopping``), for :func:`run_until_stopped`.  Mixed in ahead of RQ's worker classes."""
+
+    #: set once a stop was asked for (SIGTERM, SIGINT): the work loop then ends for good
+    stopping = False
+
+    def request_stop(self, signum: Any = None, frame: Any = None) -> None:
+        self.stopping = True
+        super().request_stop(signum, frame)
+
+    def _start_scheduler(self, burst: bool = False, logging_level: str | None = "INFO", *args: Any,
+                         **kwargs: Any) -> None:
+        # RQ's own start-up (BaseWorker._start_scheduler) with the scheduler bound to this process
+        self.scheduler = BoundScheduler(self.queues, connection=self.connection,
+                                        logging_level=logging_level if logging_level is not None else self.log.level,
+                                        serializer=self.serializer)
+        self.scheduler.acquire_locks()
+        if not self.scheduler.acquired_locks:
+            return
+        if burst:
+            try:
+                self.scheduler.register_birth()
+                self.scheduler.enqueue_scheduled_jobs()
+            finally:
+                self.scheduler.release_locks()
+                self.scheduler.register_death()
+        else:
+            self.scheduler.start()
+
+
+class RecoveringWorker(ResilientWorker, SimpleWorker):
     """RQ's ``SimpleWorker`` (jobs run in the worker process) with heartbeats while a job runs and a short
     time after which a job whose heartbeat stopped is abandoned.  ``job_monitoring_interval`` is the
     heartbeat period; ``abandoned_after`` the registry time each beat grants."""
@@ -176,3 +237,111 @@ def requeue_stranded(conn: redis.Redis, job: Job) -> None:
     pipe.lpush(queue.key, job.id)
     pipe.execute()
 
+
+#: the first wait before asking a lost Redis again, in seconds (doubled after each failed try)
+RECONNECT_FIRST_SECONDS = 0.5
+#: the longest wait between two tries to reach a lost Redis, in seconds
+RECONNECT_MAX_SECONDS = 5.0
+#: ``prctl`` option: the signal a process gets when its parent dies (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel for SIGTERM when the parent dies (Linux); elsewhere the scheduler's rounds check."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+class BoundScheduler(RQScheduler):
+    """RQ's scheduler, whose forked process stops (releasing its locks) as soon as its worker is gone."""
+
+    _parent_pid: int | None = None
+
+    def start(self) -> Any:
+        self._parent_pid = os.getpid()
+        return super().start()
+
+    def work(self) -> None:
+        # the stop handler first, so the parent's death signal always finds it in place
+        self._install_signal_handlers()
+        _die_with_parent()
+        self._check_parent()
+        super().work()
+
+    def heartbeat(self) -> None:
+        self._check_parent()
+        if not self._stop_requested:
+            super().heartbeat()
+
+    def _check_parent(self) -> None:
+        if self._parent_pid is not None and os.getppid() != self._parent_pid and not self._stop_requested:
+            self.log.warning("Scheduler: its worker (PID %s) is gone; stopping", self._parent_pid)
+            self.request_stop()
+
+
+def wait_for_redis(conn: redis.Redis, stopping: Callable[[], bool],
+                   sleep: Callable[[float], object] = time.sleep) -> bool:
+    """Ping ``conn`` with exponential backoff until it answers (True) or ``stopping()`` (False)."""
+    delay = RECONNECT_FIRST_SECONDS
+    while not stopping():
+        try:
+            conn.ping()
+            return True
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            log.warning("Redis is unreachable; trying again", extra={"error": str(exc), "retry_in_s": delay})
+        sleep(delay)
+        delay = min(RECONNECT_MAX_SECONDS, delay * 2)
+    return False
+
+
+def run_until_stopped(make_worker: Callable[[], BaseWorker], conn: redis.Redis, *, burst: bool = False,
+                      **work_options: Any) -> None:
+    """Run ``make_worker()``'s work loop, and a fresh worker's again whenever the loop ends for any reason
+    but a stop request or the end of a burst (a lost Redis, an error RQ gave up on)."""
+    stop = threading.Event()
+    while True:
+        worker = make_worker()
+        try:
+            worker.work(burst=burst, **work_options)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:  # met in RQ's teardown
+            log.warning("the worker lost Redis", extra={"worker": worker.name, "error": str(exc)})
+        if burst or getattr(worker, "stopping", False):
+            return
+        # RQ restores its own signal handlers only inside work(): a stop while waiting ends the loop
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+        if not wait_for_redis(conn, stop.is_set, sleep=stop.wait):
+            return
+        try:
+            worker.register_death()  # so that a worker of the same name may register
+        except redis.RedisError:
+            continue
+        log.warning("Redis is back: the worker starts again", extra={"worker": worker.name})
+
+
+def delete_jobs(conn: redis.Redis, job_ids: list[str]) -> None:
+    """Delete every record of the jobs ``job_ids`` (gone ones are skipped), abandoned ones included."""
+    for job_id in job_ids:
+        try:
+            job = Job.fetch(job_id, connection=conn)
+        except NoSuchJobError:
+            continue
+        registry = ExecutionRegistry(job_id=job_id, connection=conn)
+        listed = cast(list[bytes], conn.zrange(registry.key, 0, -1))
+        expired = [Execution(raw.decode(), job_id, conn) for raw in listed]
+        expired = [e for e in expired if not conn.exists(e.key)]
+        if expired:
+            with conn.pipeline() as pipe:
+                for execution in expired:
+                    job.started_job_registry.remove_execution(execution, pipeline=pipe)
+                    pipe.zrem(registry.key, execution.id)
+                pipe.execute()
+        # a job of another game may wait on this one (service.fairplay.ai_share: a client's AI jobs form one
+        # chain): it is released now, as if this one had ended
+        with contextlib.suppress(redis.RedisError, NoSuchJobError):
+            Queue(job.origin, connection=conn).enqueue_dependents(job, refresh_job_status=False)
+        job.delete()

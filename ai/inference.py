@@ -1,0 +1,186 @@
+"""Inference: worlds weighted by what the other seats have done, for the search to sample from.
+
+A determinization (``state.determinizer(seat)``) is uniform over the worlds the searching seat cannot tell
+apart.  But the other seats did not play at random: a seat that discarded face down could, as a rule, not
+beat; the tiles a seat put face down were, as a rule, its weakest; a seat leads what it holds best.  The
+strongest programs of hidden-information card games (Skat's Kermit, bridge and Hearts engines) weight the
+sampled hands by how likely each one makes what the opponents actually did.  This module does that:
+
+1. draw ``K`` candidate worlds of the information set (the rule set's own determinizer, uniform);
+2. for each, rebuild the deal's start as that world has it (every seat's hand then: its hand now plus what
+   it played, face-down discards included, which the world dealt afresh), replay the deal's moves so far,
+   and score every other seat's move under an **opponent model**: the rule set's greedy heuristic with a
+   noise rate ``eps``, ``P(move) = (1 - eps) [move plays like greedy's] + eps / legal moves``;
+3. hand the search a sampler that draws one of the candidates in proportion to its likelihood (importance
+   resampling) and gives a copy of it.
+
+Only what the seat saw is used: the candidates are samples of its information set, the moves replayed are
+the deal's history as every candidate world has it (the public moves are the same in all of them; the
+tiles of other seats' face-down discards are the candidate's own sample, never the true ones), and the
+weights are computed from the candidate alone.  So the sampler, like the determinizer, is a function of the
+information set and the generator (``tests/test_ai_inference.py`` checks: two true states with the same
+observation history give the same decision).
+
+Which rule sets: those with a replay below (``REPLAYS``, today Tien Gow, whose deal starts from four known
+hand sizes and no stock).  Elsewhere ``sampler`` returns ``None`` and the search keeps the uniform one.  The
+cost (``K`` replays with a greedy call per other seat's move) is paid inside the decision's time budget.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from typing import cast
+
+from ai.heuristics import tiengow as tiengow_heuristics
+from engine.game import Move, Seat, State
+from engine.tiengow import TienGowState, hand_names
+from engine.tiles import Face
+
+#: one move of the history as the replay sees it: the state before the move, the mover, and the move
+Step = tuple[State, Seat, Move]
+#: the candidate world -> the deal's moves so far, each with the state before it (one state, played on: valid
+#: until the next step)
+Replay = Callable[[State], Iterator[Step]]
+#: (state before the move, mover, the move played) -> whether the greedy heuristic plays like that
+Agrees = Callable[[State, Seat, Move], bool]
+
+
+def _tiengow_replay(world: State) -> Iterator[Step]:
+    """The deal's moves so far as ``world`` has them: the deal's start rebuilt from every seat's hand now
+    plus the tiles it played (face-down discards as ``world`` dealt them), then each play applied."""
+    w = cast(TienGowState, world)
+    plays = [p for _l, _w, ps in w.tricks for p in ps] + list(w.cur)
+    if not plays:
+        return
+    start = [list(h) for h in w.hands]
+    for p, _up, faces in plays:
+        start[p].extend(faces)
+    state = TienGowState.from_position([hand_names(sorted(h)) for h in start], banker=w.banker,
+                                       options=w.options)
+    for p, up, faces in plays:
+        move = next(m for m in state.legal_moves() if m.code[0] == up and m.code[1] == faces)
+        yield state, p, move
+        state.apply(move)
+
+
+def _tiengow_agrees(state: State, seat: Seat, move: Move) -> bool:
+    """Whether ``move`` plays like the greedy heuristic's choice: the same group (type, rank and size) face
+    up, or face down tiles of the same total power (greedy breaks ties among equals either way, with a
+    generator of its own, so that no call depends on an earlier one)."""
+    g = tiengow_heuristics.greedy(state, seat, random.Random(0))
+    if g is move:
+        return True
+    if g.code[0] != move.code[0]:
+        return False
+    if g.code[0]:
+        return g.code[2] == move.code[2] and g.code[3] == move.code[3] and len(g.code[1]) == len(move.code[1])
+    power = tiengow_heuristics.POWER
+    return abs(sum(power[f] for f in g.code[1]) - sum(power[f] for f in move.code[1])) < 1e-9
+
+
+def _tiengow_arrange(world: State, seat: Seat) -> State:
+    """The world with every other seat's face-down discards made its weakest tiles, as the opponent model
+    discards: per seat, the tiles the world gave it that ``seat`` has not seen (its hand now and its
+    face-down discards) are put, weakest first, into its discards in the order they were played, the rest
+    in its hand.  The tiles each seat holds stay the world's uniform sample; only which of them went down
+    follows the model."""
+    w = cast(TienGowState, world)
+    plays = [p for _l, _w, ps in w.tricks for p in ps] + list(w.cur)
+    mine: dict[int, list[Face]] = {}
+    for p, up, faces in plays:
+        if not up and p != seat:
+            mine.setdefault(p, list(w.hands[p])).extend(faces)
+    if not mine:
+        return world
+    weakest = {p: sorted(tiles, key=_strength, reverse=True) for p, tiles in mine.items()}
+    face_down = []
+    for p, up, faces in plays:
+        if up:
+            continue
+        if p == seat:
+            face_down.append(faces)
+        else:
+            pool = weakest[p]
+            face_down.append(tuple(sorted(pool[-len(faces):])))
+            del pool[-len(faces):]
+    hands = [tuple(sorted(weakest[p])) if p in weakest else h for p, h in enumerate(w.hands)]
+    return w.rearranged(hands, face_down)
+
+
+def _strength(f: Face) -> tuple[float, int]:
+    return tiengow_heuristics.POWER[f], f
+
+
+#: rule set id -> (replay of the deal so far, the opponent model's agreement test)
+REPLAYS: dict[str, tuple[Replay, Agrees]] = {
+    "tiengow": (_tiengow_replay, _tiengow_agrees),
+}
+#: rule set id -> the opponent model's placement of a world's hidden tiles (Tien Gow: discards are weakest)
+ARRANGE: dict[str, Callable[[State, Seat], State]] = {
+    "tiengow": _tiengow_arrange,
+}
+
+
+def log_likelihood(world: State, seat: Seat, eps: float) -> float:
+    """log P(what the other seats played in this deal | ``world``) under the opponent model."""
+    replay, agrees = REPLAYS[world.rules.id]
+    total = 0.0
+    for before, mover, move in replay(world):
+        if mover == seat:
+            continue
+        n = len(before.legal_moves())
+        if n <= 1:
+            continue
+        total += math.log((1.0 - eps) * agrees(before, mover, move) + eps / n)
+    return total
+
+
+def sampler(state: State, seat: Seat, worlds: int, eps: float,
+            rng: random.Random) -> tuple[Callable[[random.Random], State], dict[str, float]] | None:
+    """A sampler of ``seat``'s information set weighted by the other seats' moves (importance resampling
+    over ``worlds`` candidates drawn with ``rng``), and its statistics (``effective``: the effective number
+    of candidates, ``1 / sum of squared normalised weights``; ``elapsed_ms``: the time it took, which the
+    search takes off its budget); ``None`` where there is nothing to weigh
+    (no replay for the rule set, or no move of another seat yet in this deal)."""
+    if state.rules.id not in REPLAYS:
+        return None
+    t0 = time.perf_counter()
+    replay = REPLAYS[state.rules.id][0]
+    uniform = state.determinizer(seat)
+    arrange = ARRANGE.get(state.rules.id)
+
+    def determinize(r: random.Random) -> State:
+        w = uniform(r)
+        return w if arrange is None else arrange(w, seat)
+
+    if worlds <= 1:
+        # no weighing: every world the model's arrangement of a fresh uniform one
+        if arrange is None:
+            return None
+        return determinize, {"candidates": 0.0, "effective": 0.0,
+                             "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3)}
+    pool = [determinize(rng) for _ in range(worlds)]
+    if not any(mover != seat for _b, mover, _m in replay(pool[0])):
+        return None
+    logs = [log_likelihood(w, seat, eps) for w in pool]
+    top = max(logs)
+    weights = [math.exp(x - top) for x in logs]
+    total = sum(weights)
+    cumulative = []
+    acc = 0.0
+    for x in weights:
+        acc += x
+        cumulative.append(acc)
+    effective = total * total / sum(x * x for x in weights)
+    last = len(pool) - 1
+
+    def draw(r: random.Random) -> State:
+        return pool[min(bisect_right(cumulative, r.random() * total), last)].clone()
+
+    return draw, {"candidates": float(len(pool)), "effective": round(effective, 3),
+                  "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3)}
+

@@ -1,0 +1,129 @@
+"""``tilehouse bench memory``: the Redis bytes a game costs, job records included.
+
+Two figures, on a private Redis (or ``--redis-url``, flushed), with the app and a real RQ worker in this
+process (``SimpleWorker`` bursts, as the tests drain queues):
+
+* **per finished Tien Gow deal**: ``--deals-games`` all-AI Tien Gow games of one deal each are played to
+  the end; then every key of each game (its hash, events, job list) and every RQ key of its jobs (job
+  hashes, result streams, executions) is weighed with ``MEMORY USAGE``, right after the end and once more
+  after the last job's record has expired (it is kept ``FINISHED_PLAY_RESULT_TTL_SECONDS``, 60 s).
+* **per hour of a running all-AI game**: one all-AI Kozel game with a target no game reaches in the time
+  is played by the worker for ``--seconds``; the bytes of its keys and its jobs' keys are weighed at the
+  start and at the end, and the growth is scaled to an hour of play at the pace measured.  The seats use
+  ``--engine`` with its default parameters (ismcts: what an AI seat gets unless its creator says more).
+
+Printed: bytes per finished deal (mean, max) with the parts, AI moves per minute, bytes per AI move and per
+hour, the job keys alive at the end (the targets: 16 KB per finished deal, 200 KB per hour, job keys
+included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from typing import Any
+
+import redis
+from rq import SimpleWorker
+
+from bench.http import UNLIMITED, bench_redis
+from service import create_app, queues
+from service.store import Store
+
+
+def _game_keys(conn: redis.Redis, game_id: str) -> list[bytes]:
+    return [k for k in conn.scan_iter(f"*{game_id}*", count=1000)]
+
+
+def weigh(conn: redis.Redis, game_id: str) -> dict[str, int]:
+    """Bytes of every key naming the game (its own keys, its jobs' RQ keys): ``game``, ``jobs``, ``total``."""
+    parts = {"game": 0, "jobs": 0, "job_keys": 0}
+    for key in _game_keys(conn, game_id):
+        size = int(conn.memory_usage(key, samples=0) or 0)
+        if key.startswith(b"rq:"):
+            parts["jobs"] += size
+            parts["job_keys"] += 1
+        else:
+            parts["game"] += size
+    parts["total"] = parts["game"] + parts["jobs"]
+    return parts
+
+
+def _worker(app: Any) -> SimpleWorker:
+    queues = [app.extensions["queues"][n] for n in ("suggest", "play")]
+    return SimpleWorker(queues, connection=app.extensions["redis"])
+
+
+def per_deal(app: Any, games: int, engine_id: str) -> dict[str, Any]:
+    client, conn = app.test_client(), app.extensions["redis"]
+    ids = []
+    for _ in range(games):
+        r = client.post("/v1/games", json={"rules": "tiengow", "options": {"deals": 1},
+                                           "seats": [{"kind": "ai", "engine": engine_id}] * 4})
+        ids.append(r.get_json()["game"]["id"])
+    _worker(app).work(burst=True, logging_level="WARNING")
+    store = Store(conn, 3600)
+    assert all(store.finished([g])[g] for g in ids), "a game did not finish"
+    at_end = [weigh(conn, g) for g in ids]
+    time.sleep(queues.FINISHED_PLAY_RESULT_TTL_SECONDS + 1)
+    later = [weigh(conn, g) for g in ids]
+    return {"games": games, "at_end": at_end, "after_last_job_expired": later}
+
+
+def per_hour(app: Any, seconds: float, engine_id: str) -> dict[str, Any]:
+    client, conn = app.test_client(), app.extensions["redis"]
+    r = client.post("/v1/games", json={"rules": "kozel", "options": {"target": 1000},
+                                       "seats": [{"kind": "ai", "engine": engine_id}] * 2})
+    game_id = r.get_json()["game"]["id"]
+    store = Store(conn, 3600)
+    _worker(app).work(burst=True, max_jobs=5, logging_level="WARNING")  # warm up
+    start, v0, t0 = weigh(conn, game_id), store.version(game_id) or 0, time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        _worker(app).work(burst=True, max_jobs=20, logging_level="WARNING")
+        if store.finished([game_id])[game_id]:
+            break
+    elapsed = time.monotonic() - t0
+    end, moves = weigh(conn, game_id), (store.version(game_id) or 0) - v0
+    growth = end["total"] - start["total"]
+    per_move = growth / max(1, moves)
+    return {"seconds": round(elapsed, 1), "moves": moves, "moves_per_minute": round(moves / elapsed * 60, 1),
+            "start": start, "end": end, "bytes_per_move": round(per_move, 1),
+            "bytes_per_hour": round(per_move * moves / elapsed * 3600)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tilehouse bench memory", description=__doc__.split("\n\n")[0])
+    p.add_argument("--deals-games", type=int, default=5, help="finished one-deal Tien Gow games (default 5)")
+    p.add_argument("--seconds", type=float, default=60.0, help="play time of the running game (default 60)")
+    p.add_argument("--engine", default="ismcts", help="engine of every AI seat, default parameters (ismcts)")
+    p.add_argument("--redis-url", default=None, help="use this Redis (it is flushed!) instead of a private one")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    logging.getLogger("rq.worker").setLevel(logging.WARNING)
+    with bench_redis(args.redis_url) as url:
+        app = create_app({"REDIS_URL": url, **{k.removeprefix("TILEHOUSE_"): int(v) for k, v in UNLIMITED.items()}})
+        deals = per_deal(app, args.deals_games, args.engine)
+        hour = per_hour(app, args.seconds, args.engine)
+    report = {"per_deal": deals, "per_hour": hour, "engine": args.engine}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for label, key in (("right after the end", "at_end"), ("after the last job's record expired", "after_last_job_expired")):
+        rows = deals[key]
+        totals = [r["total"] for r in rows]
+        print(f"finished Tien Gow deal ({args.engine}), {label}: mean {sum(totals) / len(totals) / 1024:.1f} KB, "
+              f"max {max(totals) / 1024:.1f} KB (game keys {max(r['game'] for r in rows) / 1024:.1f} KB, "
+              f"job keys {max(r['job_keys'] for r in rows)} = {max(r['jobs'] for r in rows) / 1024:.1f} KB); "
+              f"target 16 KB")
+    print(f"running all-AI Kozel game ({args.engine}): {hour['moves']} AI moves in {hour['seconds']} s "
+          f"({hour['moves_per_minute']} a minute), {hour['bytes_per_move']:.0f} bytes per move, "
+          f"{hour['bytes_per_hour'] / 1024:.0f} KB per hour of play; job keys alive at the end: "
+          f"{hour['end']['job_keys']} ({hour['end']['jobs'] / 1024:.1f} KB); target 200 KB per hour")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""AI work served fairly across clients: at most one AI job of a client address in the queues at a time.
+
+The queues are first come, first served, so a client that queues much AI work -- twenty all-AI games at
+the largest budgets, a suggestion flood from many tokens -- would have every worker busy with its jobs
+while a bystander's job waited behind all of them.  Here each client address has a *chain*: every AI job
+queued for it (its games' play jobs -- the client of an AI seat is the address that created the game --
+and its suggestions) depends on the one queued for it before (RQ's own job dependencies, with
+``allow_failure``: a failed or abandoned job releases the next as a finished one does).  RQ keeps the
+rest *deferred*, off the queues, and queues the next when one ends.  So
+
+* one client's jobs run one at a time, in the order they were asked for, on one worker at most, however
+  many it queues; its own games share its one place (its cost, not anyone else's);
+* another client's job waits at most for the one job of each other client that is ahead of it in the
+  queue, never for a client's whole backlog.
+
+Chosen over per-client queues (workers would have to learn a set of queues that changes with the clients)
+and over weighted round-robin (a dispatcher process of our own): a dependency is RQ's machinery, it
+survives worker restarts, and the cap is exact because the chain is.  The tail of each chain is the key
+``service.keys.ai_share_key(<address>)``, set with ``SET ... GET`` in one step, so concurrent API processes
+and workers extend one chain.  The link is made only to a job still waiting or running (RQ queues a job
+at once whose dependency is done, failed or gone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+from rq import Queue
+from rq.exceptions import NoSuchJobError
+from rq.job import Dependency, Job, JobStatus
+from rq.registry import DeferredJobRegistry
+
+from service.keys import ai_share_key
+
+#: statuses of a job that no longer holds its client's place
+_OVER = {JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELED, JobStatus.STOPPED}
+
+
+def link(conn: redis.Redis, cfg: Mapping[str, Any], client: str, job_id: str) -> Dependency | None:
+    """Make ``job_id`` the tail of ``client``'s chain: the dependency on the job before it while that one
+    still waits or runs, else None (``job_id`` may be queued at once)."""
+    ttl = int(cfg["AI_JOB_TIMEOUT_SECONDS"]) * 4 + 60
+    previous = conn.set(ai_share_key(client), job_id, ex=ttl, get=True)
+    if previous is None:
+        return None
+    prev_id = previous.decode() if isinstance(previous, bytes) else str(previous)
+    if prev_id == job_id:
+        return None
+    try:
+        status = Job.fetch(prev_id, connection=conn).get_status()
+    except NoSuchJobError:
+        return None
+    if status is None or status in _OVER:
+        return None
+    return Dependency(jobs=[prev_id], allow_failure=True)
+
+
+def release_if_orphaned(conn: redis.Redis, job: Job) -> bool:
+    """Queue ``job`` now if it is deferred but nothing it waits for is still waiting or running (its
+    dependency ended, or is gone, without releasing it): the watchdog's guard that a chain never stalls.
+    True when it queued the job."""
+    if job.get_status(refresh=False) != JobStatus.DEFERRED:
+        return False
+    for dep_id in job.dependency_ids:
+        try:
+            status = Job.fetch(dep_id, connection=conn).get_status()
+        except NoSuchJobError:
+            continue
+        if status is not None and status not in _OVER:
+            return False
+    # RQ re-checks a job's dependencies when it is queued (a vanished one counts as pending) and queues
+    # only a job that is not deferred: drop them, and take it out of the deferred registry
+    conn.delete(job.dependencies_key)
+    job._dependency_ids = []
+    DeferredJobRegistry(job.origin, connection=conn).remove(job)
+    job.set_status(JobStatus.QUEUED)
+    Queue(job.origin, connection=conn).enqueue_job(job)
+    return True
+
+
+def creator_of(doc: Mapping[str, Any], game_id: str) -> str:
+    """The client whose AI work a game's AI seats are: its creator's address (a game stored before games
+    kept their creator is a client of its own)."""
+    creator = doc.get("creator")
+    return str(creator) if creator else f"game:{game_id}"

@@ -1,0 +1,124 @@
+"""Inference (``ai.inference``; ``ismcts:inference=true``): the search's worlds weighted by how likely each
+makes the other seats' moves under the greedy opponent model, computed only from what the seat saw."""
+
+from __future__ import annotations
+
+import random
+
+import ai
+import engine
+from ai import inference
+from engine.game import State
+
+INFER = {"iterations": 60, "time_ms": 600_000, "inference": True, "inference_worlds": 12}
+
+
+def _greedy_deal(seed: int, moves: int) -> State:
+    """A Tien Gow deal ``moves`` moves in, every seat playing the greedy engine."""
+    state = engine.new_game("tiengow", players=4, seed=seed)
+    for ply in range(moves):
+        state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ply).move)
+    return state
+
+
+def _with_hidden_discards(count: int) -> list[State]:
+    """Deals in which some seat other than the one to move has discarded face down."""
+    out = []
+    seed = 0
+    while len(out) < count:
+        state = _greedy_deal(seed, 9 + seed % 8)
+        seed += 1
+        seat = state.to_move
+        if any(not up and p != seat for _l, _w, ps in state.tricks for p, up, _f in ps):
+            out.append(state)
+    return out
+
+
+def test_states_with_the_same_observation_history_get_the_same_inferred_decision():
+    # the other true state deals the other hands and the other seats' face-down discards afresh: the same
+    # history as the seat saw it (face-down discards stay face down), different tiles behind it
+    rng = random.Random("inference/iset")
+    for state in _with_hidden_discards(4):
+        seat = state.to_move
+        other = state.determinize(seat, rng)
+        assert other.view(seat) == state.view(seat) and other.to_dict() != state.to_dict()
+        a = ai.decide("ismcts", state, seat, INFER, seed=4)
+        b = ai.decide("ismcts", other, seat, INFER, seed=4)
+        assert a.move.id == b.move.id
+        assert a.stats["candidates"] == b.stats["candidates"]
+        assert a.stats["inference"]["effective"] == b.stats["inference"]["effective"]
+
+
+def test_the_replay_rebuilds_the_deal_as_the_world_has_it():
+    state = _with_hidden_discards(1)[0]
+    seen = []
+    replayed = None
+    for before, mover, move in inference.REPLAYS["tiengow"][0](state):
+        assert move in before.legal_moves() and before.to_move == mover
+        seen.append((mover, move.code[0], move.code[1]))
+        replayed = before
+    plays = [p for _l, _w, ps in state.tricks for p in ps] + list(state.cur)
+    assert seen == plays
+    # the replay plays on one state: once it is through, that state is the position now, hands and all
+    assert replayed is not None
+    assert replayed.hands == state.hands and replayed.columns == state.columns and replayed.cur == state.cur
+
+
+def test_worlds_consistent_with_greedy_opponents_weigh_more_than_the_others():
+    # against seats that really play greedy, the true world explains every move (each agrees with greedy),
+    # and the weighted sampler draws worlds that explain them far more often than a uniform determinization
+    agree_true = agree_uniform = agree_weighted = 0
+    for i, state in enumerate(_with_hidden_discards(5)):
+        seat = state.to_move
+        assert inference.log_likelihood(state, seat, 0.01) > max(
+            inference.log_likelihood(state.determinize(seat, random.Random(k)), seat, 0.01) for k in range(30))
+        agree_true += 1
+        made = inference.sampler(state, seat, 200, 0.01, random.Random(i))
+        assert made is not None
+        draw, stats = made
+        assert 1.0 <= stats["effective"] <= 200
+        r = random.Random(i)
+        for k in range(20):
+            agree_uniform += inference.log_likelihood(state.determinize(seat, random.Random(1000 + k)), seat,
+                                                      0.01) > -1.0
+            agree_weighted += inference.log_likelihood(draw(r), seat, 0.01) > -1.0
+    assert agree_true == 5
+    assert agree_weighted > 2 * agree_uniform
+
+
+def test_inference_weighs_nothing_before_another_seat_has_moved_or_without_a_replay():
+    state = engine.new_game("tiengow", players=4, seed=3)
+    assert inference.sampler(state, state.to_move, 8, 0.5, random.Random(1)) is None
+    d = ai.decide("ismcts", state, state.to_move, INFER, seed=1)
+    assert "inference" not in d.stats
+    kozel = engine.new_game("kozel", players=2, seed=3)
+    assert inference.sampler(kozel, kozel.to_move, 8, 0.5, random.Random(1)) is None
+
+
+def test_the_inference_is_paid_inside_the_time_budget():
+    state = _with_hidden_discards(1)[0]
+    d = ai.decide("ismcts", state, state.to_move, {"iterations": 1_000_000, "time_ms": 200, "inference": True,
+                                                   "inference_worlds": 16}, seed=2)
+    spent = d.stats["inference"]["elapsed_ms"]
+    assert spent > 0 and d.stats["elapsed_ms"] + spent < 200 + 50
+
+
+def test_the_arranged_world_puts_each_other_seats_weakest_hidden_tiles_face_down():
+    from ai.heuristics.tiengow import POWER
+
+    for state in _with_hidden_discards(3):
+        seat = state.to_move
+        world = state.determinize(seat, random.Random(8))
+        arranged = inference.ARRANGE["tiengow"](world, seat)
+        assert arranged.view(seat) == state.view(seat)
+        for p in range(4):
+            down = [f for _l, _w, ps in arranged.tricks for q, up, fs in ps if q == p and not up for f in fs]
+            down += [f for q, up, fs in arranged.cur if q == p and not up for f in fs]
+            before = [f for _l, _w, ps in world.tricks for q, up, fs in ps if q == p and not up for f in fs]
+            before += [f for q, up, fs in world.cur if q == p and not up for f in fs]
+            # the same tiles for the seat, hand and discards together
+            assert sorted(down + list(arranged.hands[p])) == sorted(before + list(world.hands[p]))
+            if p != seat and down:
+                assert max(POWER[f] for f in down) <= min(POWER[f] for f in arranged.hands[p])
+            if p == seat:
+                assert arranged.hands[p] == world.hands[p] and down == before

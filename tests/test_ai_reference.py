@@ -1,0 +1,81 @@
+"""The arena's reference engine (``perfect``: the ismcts search on the true state): it sees every hand, so
+it plays only in the arena, which hands it the true state explicitly; ``ai.decide`` and the service refuse
+it for a served seat."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from api_support import create, humans
+
+import ai
+import engine
+from ai.arena import Job, Spec, play_set
+
+pytest_plugins = ["api_fixtures"]
+
+BUDGET = {"iterations": 60, "time_ms": 600_000}
+
+
+def _tiengow_states(count: int) -> list[engine.game.State]:
+    rng = random.Random("reference")
+    out = []
+    for seed in range(count):
+        state = engine.new_game("tiengow", players=4, seed=seed)
+        for _ in range(rng.randrange(4, 12)):
+            state.apply(rng.choice(state.legal_moves()))
+        out.append(state)
+    return out
+
+
+def test_decide_refuses_the_reference_engine_for_a_served_seat():
+    state = _tiengow_states(1)[0]
+    with pytest.raises(ai.ArenaOnly, match="sees every hand"):
+        ai.decide("perfect", state, state.to_move, BUDGET, seed=1)
+    # an ArenaOnly is an UnknownEngine: whoever serves engines already refuses it
+    with pytest.raises(ai.UnknownEngine):
+        ai.get_engine("perfect")
+    assert "perfect" not in ai.ENGINES and "perfect" in ai.REFERENCE_ENGINES
+
+
+def test_only_a_reference_engine_is_handed_the_true_state():
+    state = _tiengow_states(1)[0]
+    with pytest.raises(ai.UnknownEngine):
+        ai.decide_on_true_state("ismcts", state, state.to_move, BUDGET, seed=1)
+    d = ai.decide_on_true_state("perfect", state, state.to_move, BUDGET, seed=1)
+    assert any(d.move is m for m in state.legal_moves())
+    assert d.stats["iterations"] == 60
+    # the true state leaves nothing to infer: the reference takes ismcts's parameters but inference's
+    with pytest.raises(ai.BadParams):
+        ai.decide_on_true_state("perfect", state, state.to_move, {**BUDGET, "inference": True}, seed=1)
+
+
+def test_the_reference_engine_decides_from_the_hidden_tiles_too():
+    # ismcts gives the same decision to two states its seat cannot tell apart (tests/test_ai.py); the
+    # reference reads the true hands, so for some such pair its statistics differ
+    differed = 0
+    rng = random.Random("reference/iset")
+    for state in _tiengow_states(6):
+        seat = state.to_move
+        other = state.determinize(seat, rng)
+        assert other.view(seat) == state.view(seat)
+        a = ai.decide_on_true_state("perfect", state, seat, BUDGET, seed=5)
+        b = ai.decide_on_true_state("perfect", other, seat, BUDGET, seed=5)
+        differed += a.stats["candidates"] != b.stats["candidates"]
+    assert differed
+
+
+def test_the_arena_seats_the_reference_engine_on_the_true_state():
+    specs = (Spec.parse("perfect:iterations=30,time_ms=600000"), Spec.parse("greedy"))
+    result = play_set(Job("tiengow", 4, {}, specs, seed=3))
+    row = result["engines"]["perfect:iterations=30,time_ms=600000"]
+    assert row["seats"] == 4 and row["decisions"] > 0
+
+
+def test_the_service_neither_lists_nor_serves_the_reference_engine(client):
+    assert "perfect" not in {e["id"] for e in client.get("/v1/engines").get_json()}
+    assert client.get("/v1/engines/perfect").status_code == 404
+    r = client.post("/v1/games", json={"rules": "tiengow", "seats": [*humans(3), {"kind": "ai", "engine": "perfect"}]})
+    assert r.status_code == 422 and "seats.3.engine" in r.get_json()["errors"]
+    assert create(client, "tiengow", humans(4))["game"]["id"]

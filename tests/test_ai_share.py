@@ -1,0 +1,94 @@
+"""AI work charged to its creator and served fairly across clients (``service.fairplay.ai_share``,
+``service.fairplay.budget.charge_play``).  Real HTTP (Flask test client), a real Redis and real RQ workers
+(``SimpleWorker`` bursts) draining real queues."""
+
+from __future__ import annotations
+
+from api_support import bearer, create, humans, tokens_by_seat
+from rq import Queue, SimpleWorker
+from rq.job import Job, JobStatus
+
+from service.keys import play_job_id
+
+pytest_plugins = ["api_fixtures"]
+
+GREEDY_ONLY = [{"kind": "ai", "engine": "greedy"}] * 4
+
+
+def _ai_game(client, address: str, seats=GREEDY_ONLY) -> str:
+    r = client.post("/v1/games", json={"rules": "tiengow", "seats": seats}, environ_base={"REMOTE_ADDR": address})
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()["game"]["id"]
+
+
+def _status(conn, job_id: str) -> str:
+    return Job.fetch(job_id, connection=conn).get_status()
+
+
+def test_one_clients_ai_jobs_wait_in_a_chain_while_anothers_go_straight_to_the_queue(app, client, redis_conn):
+    mine = [_ai_game(client, "10.3.0.1") for _ in range(3)]
+    theirs = _ai_game(client, "10.3.0.2")
+    play = Queue("play", connection=redis_conn)
+    assert set(play.job_ids) == {play_job_id(mine[0], 0), play_job_id(theirs, 0)}
+    assert [_status(redis_conn, play_job_id(g, 0)) for g in mine[1:]] == [JobStatus.DEFERRED] * 2
+    # one job of each client at a time: the first client's next move waits for its other games' moves
+    SimpleWorker([play], connection=redis_conn).work(burst=True, max_jobs=2)
+    queued = set(play.job_ids)
+    assert play_job_id(mine[1], 0) in queued and play_job_id(theirs, 1) in queued
+    assert _status(redis_conn, play_job_id(mine[2], 0)) == JobStatus.DEFERRED
+    assert sum(1 for j in queued if any(g in j for g in mine)) == 1
+
+
+def test_a_suggestion_flood_from_many_tokens_of_one_address_is_one_client(app, client, redis_conn):
+    games = [create(client, "kozel", humans(2)) for _ in range(3)]
+    asked = []
+    for g in games:
+        seat = g["game"]["to_move"]
+        r = client.post(f"/v1/games/{g['game']['id']}/suggestions", json={"engine": "greedy"},
+                        headers=bearer(tokens_by_seat(g)[seat]), environ_base={"REMOTE_ADDR": "10.4.0.1"})
+        assert r.status_code == 202
+        asked.append(r.get_json()["id"])
+    bystander = games[0]
+    seat = bystander["game"]["to_move"]
+    r = client.post(f"/v1/games/{bystander['game']['id']}/suggestions", json={"engine": "greedy"},
+                    headers=bearer(tokens_by_seat(bystander)[seat]), environ_base={"REMOTE_ADDR": "10.4.0.9"})
+    suggest = Queue("suggest", connection=redis_conn)
+    assert set(suggest.job_ids) == {asked[0], r.get_json()["id"]}
+    assert [_status(redis_conn, j) for j in asked[1:]] == [JobStatus.DEFERRED] * 2
+    SimpleWorker([suggest], connection=redis_conn).work(burst=True)
+    assert [_status(redis_conn, j) for j in asked] == [JobStatus.FINISHED] * 3
+
+
+def test_ai_seats_searches_are_charged_to_their_creator_and_past_its_budget_the_seat_moves_greedy(
+        make_app, redis_conn):
+    app = make_app(AI_CPU_MS_PER_MINUTE_PER_CLIENT=1000)
+    client = app.test_client()
+    searching = [{"kind": "ai", "engine": "ismcts", "params": {"iterations": 5, "time_ms": 600}}] * 4
+    first = _ai_game(client, "10.5.0.1", searching)
+    second = _ai_game(client, "10.5.0.1", searching)  # 600 + 600 > 1000: this seat's search is not paid for
+    elsewhere = _ai_game(client, "10.5.0.2", searching)
+    assert client.get(f"/v1/games/{first}").get_json()["ai"]["job"] == play_job_id(first, 0)
+    assert client.get(f"/v1/games/{second}").get_json()["ai"]["job"] == play_job_id(second, 0, "-greedy")
+    assert client.get(f"/v1/games/{elsewhere}").get_json()["ai"]["job"] == play_job_id(elsewhere, 0)
+    SimpleWorker([Queue("play", connection=redis_conn)], connection=redis_conn).work(burst=True, max_jobs=3)
+    assert client.get(f"/v1/games/{second}").get_json()["version"] >= 1  # the game goes on
+
+
+def test_deleting_a_game_releases_the_next_ai_job_of_its_creator(app, client, redis_conn):
+    r = client.post("/v1/games", json={"rules": "tiengow", "seats": GREEDY_ONLY},
+                    environ_base={"REMOTE_ADDR": "10.6.0.1"})
+    first, admin = r.get_json()["game"]["id"], r.get_json()["admin_token"]
+    second = _ai_game(client, "10.6.0.1")
+    assert _status(redis_conn, play_job_id(second, 0)) == JobStatus.DEFERRED
+    assert client.delete(f"/v1/games/{first}", headers=bearer(admin)).status_code == 204
+    assert _status(redis_conn, play_job_id(second, 0)) == JobStatus.QUEUED
+    assert Queue("play", connection=redis_conn).job_ids == [play_job_id(second, 0)]
+
+
+def test_a_job_left_deferred_behind_a_job_that_vanished_is_queued_by_the_watchdog(app, client, redis_conn):
+    first = _ai_game(client, "10.7.0.1")
+    second = _ai_game(client, "10.7.0.1")
+    assert _status(redis_conn, play_job_id(second, 0)) == JobStatus.DEFERRED
+    redis_conn.delete(f"rq:job:{play_job_id(first, 0)}")  # lost without releasing what waits on it
+    assert client.get(f"/v1/games/{second}").status_code == 200  # the view's watchdog looks at its AI job
+    assert _status(redis_conn, play_job_id(second, 0)) == JobStatus.QUEUED
