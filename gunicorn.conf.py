@@ -45,7 +45,7 @@ def _int(name: str, default: int) -> int:
 # and closes it after every response, so at 32 clients it drops and its tail grows, while gthread keeps
 # connections alive and overlaps Redis waits. That chose gthread, workers = cores (2), 4 threads each.
 #
-# MEASURED again (2026-12-01, issue 11, load average 13-22 on the 2 cores: other sessions' test suites), for
+# MEASURED again (2026-12-01, load average 13-22 on the 2 cores: other sessions' test suites), for
 # the push streams: `tilehouse bench http --worker-classes gthread,gevent --seconds 10 --rounds 10` (one
 # server per class, 1 s slices interleaved; requests/s, p50/p99 ms, CPU time of gunicorn's workers/request):
 #   endpoint       gthread x2, 4 thr                    gevent x2

@@ -172,7 +172,7 @@ def run_sets(jobs: list[Job], processes: int) -> Iterator[dict[str, Any]]:
         for job in jobs:
             yield play_set(job)
         return
-    # each pool process settles its garbage collector as a worker does (issue 17)
+    # each pool process settles its garbage collector as a worker does
     with multiprocessing.get_context().Pool(processes, initializer=settle_gc) as pool:
         yield from pool.imap_unordered(play_set, jobs, chunksize=1)
 

@@ -6,14 +6,14 @@ IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
 * one tree for the searching seat's information set; each iteration samples a fresh determinization of
   the root (``world = root.determinize(seat, rng)``, through ``root.determinizer(seat)``, which a rule set
   may prepare once per search) and descends the tree only through moves legal in that world;
-* nodes are keyed by what the searching seat observes (issue 17): its own moves by the move
+* nodes are keyed by what the searching seat observes: its own moves by the move
   (``Move.key``), every other seat's moves by the observation the searching seat gets of them
   (``State.observed_keys``: the public part of the move's event).  A Tien Gow face-down discard by
   another seat is one node, "discard, face down, n tiles", whatever tiles the iteration's world gives
   that seat; when the descent passes such a node, the move applied is one of the sampled world's moves
   with that observation: the only one, or among several the rule set's model of that hidden choice
   (``hidden`` in its ``ai.heuristics.Heuristics``; Tien Gow: the weakest tiles go face down), else the
-  playout policy's choice if it is one of them, else one at random.  The issue leaves the choice open; a
+  playout policy's choice if it is one of them, else one at random.  The requirements leave the choice open; a
   uniform draw (the published SO-ISMCTS) made opponents throw away strong tiles in the samples, and at
   equal time the search then lost to the greedy engine at Tien Gow (docs/ai.md).  A rule set with such a
   model may also give another seat's node in one call (its ``observe``: the distinct keys and the move
@@ -111,7 +111,7 @@ def settle_gc() -> None:
     old-generation threshold.  The collector counts surviving container objects: the search tree holds
     none (``Tree``), but the engines' bounded move caches (Tien Gow's up to 200,000 lists) do, and with the
     default thresholds they set off a full collection every few thousand entries, each rescanning every
-    cache (issue 17: 24 pauses of up to 260 ms in 12 s of search).  With these thresholds a full
+    cache (measured: 24 pauses of up to 260 ms in 12 s of search).  With these thresholds a full
     collection needs about 10 million net surviving allocations, so none lands in a search; the young and
     middle generations keep near-default sizes, so their collections stay short and still free short-lived
     cycles as before.  What the settled process gives up: cyclic garbage that has reached the old
@@ -125,7 +125,7 @@ class Tree:
     """The search tree as parallel lists indexed by node number (0 is the root): the statistics of the
     move (or observation) that leads to each node and its children by int key.  Lists of ints and floats
     and dicts of int to int hold no objects the garbage collector tracks, so a large tree costs the
-    collector nothing (issue 17)."""
+    collector nothing."""
 
     __slots__ = ("avail", "kids", "total", "visits")
 
@@ -204,7 +204,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     clock = time.perf_counter
     # ``rng.choice(seq)`` spelled out (``seq[_randbelow(len(seq))]`` with the same draws from
     # ``getrandbits``): the search and the random playout make one per move, and two Python calls fewer
-    # each are a measurable share of an iteration (issue 14)
+    # each are a measurable share of an iteration
     getrandbits = rng.getrandbits
     # the root's information set, sampled once per iteration (``State.determinizer``)
     determinize = worlds if worlds is not None else root.determinizer(seat)

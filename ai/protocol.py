@@ -29,8 +29,8 @@ class Param(Field):
 
 @dataclass(frozen=True)
 class Preset:
-    """A named strength of an engine: parameter values that a frontend offers as one choice (issue 12:
-    "engine + strength preset").  ``default`` marks the one a frontend picks first."""
+    """A named strength of an engine: parameter values that a frontend offers as one choice
+    ("engine + strength preset").  ``default`` marks the one a frontend picks first."""
 
     name: str
     label: str

@@ -1,4 +1,4 @@
-"""Ratings of AI engines from a round robin of duplicate matches (issue 13, point 3): ``tilehouse arena RULES
+"""Ratings of AI engines from a round robin of duplicate matches: ``tilehouse arena RULES
 --round-robin --engine A --engine B --engine C ...``.
 
 Every pair of engines plays ``--sets`` duplicate sets (:mod:`ai.arena`: one seed per set, played in every
@@ -11,7 +11,7 @@ conservative ``ordinal = mu - 3 sigma`` (openskill's) and shows ``mu +- 1.96 sig
 next to each engine's mean payoff per seat against the field with its 95% interval over the sets and each
 pair's margin.
 
-Choice made where the issue is silent: openskill is in the optional ``agents`` extra, not the base install
+Choice made where the requirements are silent: openskill is in the optional ``agents`` extra, not the base install
 (the server never rates); without it ``--round-robin`` stops with an explanation.  A match in which every
 seat gets the same payoff still counts, as a draw.
 """

@@ -6,10 +6,10 @@ The opening decision is the first decision of a fresh match (seed 1, the rule se
 count) where the seat to move has a real choice: forced moves are played first, since ``ismcts`` does
 not search when there is one legal move.  Each measurement is one time-limited search through
 ``ai.decide`` (so it includes the determinization ``decide`` makes), reporting the iterations it managed.
-The targets: issue 6, 3,000 iterations per second at the Tien Gow opening with random playouts; issue 14,
+The targets: 3,000 iterations per second at the Tien Gow opening with random playouts, and
 12,000 with the default (heuristic) playout.
 
-Garbage collection (issue 17): the bench settles the collector as a worker does
+Garbage collection: the bench settles the collector as a worker does
 (``ai.ismcts.settle_gc``; ``--gc default`` leaves Python's settings) and times every collection during
 the searches with ``gc.callbacks``: per rule set, how many collections ran, how many were full
 (generation 2), the longest pause and the total.

@@ -1,4 +1,4 @@
-"""``tilehouse bench fairness``: do AI seats keep playing while one client floods suggestions? (issue 16)
+"""``tilehouse bench fairness``: do AI seats keep playing while one client floods suggestions?
 
 gunicorn and two worker processes on a private Redis.  Ten games whose seats are all AI (ismcts with a few
 iterations, greedy, random) play on; a finished one is replaced at once, so ten always have an AI seat to
@@ -11,10 +11,10 @@ Two worker layouts, interleaved (A, B, A, B, ...) so that both see the same mach
 
 * ``reserved``: what ``tilehouse serve --workers 2`` and compose start -- one worker with ``--queues play``
   (AI seats only) and one serving ``suggest`` then ``play``;
-* ``shared``: both workers serving ``suggest`` then ``play`` (the layout before issue 16), for comparison.
+* ``shared``: both workers serving ``suggest`` then ``play`` (the layout before the reserved worker), for comparison.
 
 The per-client limits (creation rate, live games, AI CPU budget) are lifted for the run: the benchmark
-measures the queues, not the limits that would stop the flood first.  The target of issue 16 is a p99 wait
+measures the queues, not the limits that would stop the flood first.  The target is a p99 wait
 of at most 2 s with 2 workers (``reserved``).  ``uptime``'s load is printed with the figures.
 
 ``--attack`` measures fair share instead, with every limit at its default (only the creation rate is

@@ -1,4 +1,4 @@
-"""``tilehouse bench streams``: many open push streams must not starve the API (issue 11, "Push stream").
+"""``tilehouse bench streams``: many open push streams must not starve the API.
 
 gunicorn with the project's ``gunicorn.conf.py`` (2 gevent workers unless ``TILEHOUSE_WORKER_CLASS`` says
 otherwise) against a private Redis, like ``tilehouse bench http``.  Client threads on keep-alive
@@ -11,7 +11,7 @@ move is played in each game and every stream must receive its event.
 
 Printed: requests per second, p50/p99 and the server's CPU time per request (gunicorn's worker processes,
 from /proc: on a shared machine it moves far less than requests per second do) of each round, the pooled
-figures of A and B, B as a share of A (the issue asks for at least 80 %), the streams that were open, and
+figures of A and B, B as a share of A (the target: at least 80 %), the streams that were open, and
 the load average before and after.  These rounds measure capacity, so the per-client stream cap is lifted
 for them (all the streams come from one address); the per-process cap stays at its setting.
 
@@ -19,7 +19,7 @@ for them (all the streams come from one address); the per-process cap stays at i
 attempts, ``--attackers`` at a time, keeping every stream it gets open, while client threads ask for views
 and a prober asks for ``/healthz`` every 0.25 s (5 s timeout).  Printed: the answers the attempts got (200,
 429, 503, errors), GET view p50/p99 without and during the attack, and how many ``/healthz`` probes
-answered and their slowest time (the issue asks for a view p99 under 100 ms and every probe answered).
+answered and their slowest time (the target: a view p99 under 100 ms and every probe answered).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The AI package (issue 6): the engine registry and its plugins, ``ai.decide`` (parameters, fairness,
+"""The AI package: the engine registry and its plugins, ``ai.decide`` (parameters, fairness,
 determinism), the engines on every rule set in ``engine.RULES``, and root-parallel merging.
 
 Every rule-set-dependent test is parametrized over ``engine.RULES`` so that a rule set added later is
@@ -468,7 +468,7 @@ def test_ismcts_playouts_fall_back_to_random_without_heuristics(monkeypatch, som
 
 
 def test_ismcts_keys_an_opponents_face_down_discards_by_what_the_seat_sees():
-    # issue 17 (SO-ISMCTS): whatever tiles the sampled worlds give the next seat, its face-down discard is
+    # SO-ISMCTS: whatever tiles the sampled worlds give the next seat, its face-down discard is
     # one node of the searching seat's tree, and each world applies one of its own discards there
     from ai.ismcts import search
     from engine.tiengow import TienGowState

@@ -119,7 +119,7 @@ def test_bench_ai_can_time_a_fixed_number_of_iterations(capsys):
 
 
 def test_bench_ai_reports_a_fresh_workers_memory_after_its_searches(capsys):
-    # issue 17: RSS of a worker-like process after N searches, with the collections they caused
+    # RSS of a worker-like process after N searches, with the collections they caused
     assert bench_main([SMALL_RULES, "--rss", "3", "--rss-iterations", "5", "--json"]) == 0
     (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert row["rules"] == SMALL_RULES and row["searches"] == 3 and row["iterations"] == 5
@@ -135,7 +135,7 @@ def test_bench_ai_reports_iterations_per_second(capsys):
     for r in rows:
         assert r["rules"] == SMALL_RULES and r["iterations"] >= 1 and r["iterations_per_s"] > 0
         assert r["iterations_per_cpu_s"] is None or r["iterations_per_cpu_s"] > 0
-    # issue 17: the collections during those searches, counted and timed through gc.callbacks
+    # the collections during those searches, counted and timed through gc.callbacks
     (pauses,) = [r for r in lines if "playout" not in r]
     assert pauses["rules"] == SMALL_RULES and pauses["gc"] == "settled"
     assert pauses["collections"] >= pauses["full_collections"] >= 0

@@ -1,4 +1,4 @@
-"""Issue 16.1: bounded AI work -- server caps on engine parameters (a 422, never a silent clamp).  Real
+"""Bounded AI work -- server caps on engine parameters (a 422, never a silent clamp).  Real
 HTTP (Flask test client validating every answer against openapi.yaml), a real Redis, real RQ queues."""
 
 from __future__ import annotations

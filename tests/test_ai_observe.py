@@ -1,6 +1,6 @@
-"""The search's fast path for another seat's tree node (``ai.heuristics.tiengow.observe``, issue 14) is the
+"""The search's fast path for another seat's tree node (``ai.heuristics.tiengow.observe``) is the
 general path: at every node where a seat other than the searching one is to move, SO-ISMCTS keys the
-children by what the searching seat observes (issue 17: Tien Gow's face-down discards are one observation,
+children by what the searching seat observes (Tien Gow's face-down discards are one observation,
 "n tiles face down") and, when the descent passes the discard node, plays the discard of the rule set's
 hidden model (``hidden``: the weakest tiles).  ``observe`` must give the same distinct keys in the same
 order and the same move for each as ``legal_moves`` + ``observed_keys`` + ``_with_observation`` do, from
@@ -61,7 +61,7 @@ VARIANTS = [{}, *(o for _p, o in engine.RULES["tiengow"].variants)]
 @pytest.mark.parametrize("options", VARIANTS, ids=[",".join(f"{k}={v}" for k, v in o.items()) or "default"
                                                   for o in VARIANTS])
 def test_observe_gives_the_general_paths_keys_and_moves(options):
-    """Issue 17's observation keys and the hidden model's discard, by the fast path and the general one."""
+    """The observation keys and the hidden model's discard, by the fast path and the general one."""
     kinds: Counter[str] = Counter()
     for state in _positions(options, 600):
         mover = state.to_move

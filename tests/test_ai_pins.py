@@ -1,8 +1,8 @@
-"""Same seed, same decision (issue 14): the decisions and root statistics of every AI engine on every rule
+"""Same seed, same decision: the decisions and root statistics of every AI engine on every rule
 set, for fixed positions and seeds, pinned in ``tests/data/ai_pins.json``.
 
-The pins were recorded from the search of issue 17 (the observation-keyed tree) before any of issue 14's
-speed work, so a speed change that alters what the search does -- the moves it tries, the random numbers
+The pins were recorded from the observation-keyed search before any of the work on its
+speed, so a speed change that alters what the search does -- the moves it tries, the random numbers
 it draws, the rewards it sums -- fails here.  Only ``elapsed_ms`` (a wall-clock figure) is left out.
 Regenerate deliberately, after a change that is meant to alter decisions, with
 ``python -m tests.test_ai_pins --write`` and say why in the commit.

@@ -1,4 +1,4 @@
-"""The search on ``tiengow_wall`` (issue 13): strategic classes of moves (``ai.heuristics.tiengow_wall``
+"""The search on ``tiengow_wall``: strategic classes of moves (``ai.heuristics.tiengow_wall``
 ``move_class`` / ``distinct``) and the paired root (``ai.ismcts.paired_search``).
 
 Rules checked (``engine/tiengow_wall.py``, ``docs/rules/tiengow_wall.md``): a column belongs to the owner of
@@ -210,7 +210,7 @@ def test_the_paired_search_spends_exactly_its_budget_and_picks_a_most_played_sur
 
 
 def test_a_rollout_that_declares_no_draws_gets_no_generator_and_one_that_draws_anyway_fails_loudly():
-    """Issue 14: the wall's greedy rollout never draws (``ROLLOUT_DRAWS = False``), so the paired root seeds
+    """The wall's greedy rollout never draws (``ROLLOUT_DRAWS = False``), so the paired root seeds
     no generator per playout; the same search with a fresh generator per playout decides the same, and a
     rollout that drew after declaring it never does would stop the search, not skew it."""
     assert heuristics.ROLLOUT_DRAWS is False

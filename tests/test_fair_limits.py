@@ -1,4 +1,4 @@
-"""Issue 16.1 and 16.2: the AI CPU budget per game and per client (429 with ``Retry-After``, nothing queued,
+"""The AI CPU budget per game and per client (429 with ``Retry-After``, nothing queued,
 unused time given back by the worker), the creation rate per client (Flask-Limiter on Redis) and the cap on
 live games per client.  Real HTTP (Flask test client, every answer validated against openapi.yaml), a real
 Redis, a real RQ worker."""
@@ -203,7 +203,7 @@ def test_a_creation_in_flight_holds_its_place_until_it_is_stored_or_given_back(m
 
 def test_a_creation_that_fails_to_store_its_game_gives_its_live_place_back_at_once(make_app, redis_conn,
                                                                                    monkeypatch):
-    """Issue 16.2: an admitted creation whose game is never stored (here Redis fails the write) takes no
+    """An admitted creation whose game is never stored (here Redis fails the write) takes no
     place among the client's live games: the next creation is admitted at once, not after the 60 s an
     admission in flight is held."""
     import redis

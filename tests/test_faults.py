@@ -26,7 +26,7 @@ from service.store import Store
 
 pytestmark = pytest.mark.e2e
 
-#: the bound the issue sets for AI games to move again once Redis is back
+#: the required bound for AI games to move again once Redis is back
 BACK_SECONDS = 30
 #: an AI seat whose every move takes a visible while (so the game is still running across a restart)
 PACED_AI = {"kind": "ai", "engine": "ismcts", "params": {"iterations": 50000, "time_ms": 300}}

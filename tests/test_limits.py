@@ -1,4 +1,4 @@
-"""Issue 15, limits: request bodies over ``MAX_BODY_BYTES`` are a 413 problem document whether they come
+"""Limits: request bodies over ``MAX_BODY_BYTES`` are a 413 problem document whether they come
 with a ``Content-Length`` or chunked, and the limit holds before the body is read (service.hardening.bodies);
 every integer a request may carry is bounded, in openapi.yaml and in the marshmallow schemas."""
 

@@ -1,4 +1,4 @@
-"""Issue 15, metrics exposure: ``/metrics`` behind ``TILEHOUSE_METRICS_TOKEN`` or only on a separate
+"""Metrics exposure: ``/metrics`` behind ``TILEHOUSE_METRICS_TOKEN`` or only on a separate
 ``TILEHOUSE_METRICS_BIND`` listener (service.hardening.metrics_access), in the app and under gunicorn."""
 
 from __future__ import annotations

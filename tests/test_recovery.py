@@ -1,4 +1,4 @@
-"""Issue 15, recovery: a worker killed with SIGKILL in the middle of an AI job.  Real ``python worker.py``
+"""Recovery: a worker killed with SIGKILL in the middle of an AI job.  Real ``python worker.py``
 processes run the jobs; the test kills the one running the job and watches what follows
 (service.hardening.recovery).
 
@@ -29,7 +29,7 @@ from service.store import Store
 pytestmark = pytest.mark.e2e
 pytest_plugins = ["api_fixtures"]
 
-#: the bound issue 15 sets
+#: the required bound
 RECOVERY_SECONDS = 30
 #: an ismcts search that runs this long (the server's iteration cap is out of its reach in that time) is
 #: surely killed mid-job

@@ -1,4 +1,4 @@
-"""Kozel heuristics (rules: ``shared/rules/kozel.md``): a one-ply greedy choice and a cheap playout policy.
+"""Kozel heuristics (rules: ``docs/rules/kozel.md``): a one-ply greedy choice and a cheap playout policy.
 
 Low totals are good in Kozel, so both shed weight: the heavier a tile, the more it costs if it is still in
 hand when somebody goes out or the game fishes.  ``greedy`` adds what a player watches at the table:

@@ -1,4 +1,4 @@
-"""Tien Gow heuristics (rules: ``shared/rules/tiengow.md``, engine: ``engine/tiengow.py``).
+"""Tien Gow heuristics (rules: ``docs/rules/tiengow.md``, engine: ``engine/tiengow.py``).
 
 * ``greedy(state, seat, rng)``: one-ply common sense.  The strongest single tile of the hand is *reserved* for
   the last trick (only the last trick settles the deal, §8–§9), so it is neither led nor spent on a beat

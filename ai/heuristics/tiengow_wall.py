@@ -9,7 +9,7 @@
   four; never two that form a pair some unseen pair could beat); without one, lose the round cheaply with
   the weakest single.
 * ``playout(state, rng)``: the search's playout policy, the greedy engine's move for the seat to move,
-  decided from that seat's own information in the sampled world (issue 13: it measured stronger than a
+  decided from that seat's own information in the sampled world (it measured stronger than a
   cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").  ``rollout(state,
   rng)`` plays it to the end of the game in one call (the search's fast path, built by the engine's search
   kit, ``engine.tiengow_wall.rollout_of``).
@@ -17,7 +17,7 @@
   move (placements that differ only in which losing tile lies under which column are one class) and one
   move per class.  ``distinct`` opts the wall variant into the search's paired root (``ai.ismcts``).
 
-Speed (issue 14): ``greedy`` takes shortcuts that give the same move -- a follow on one column needs no
+Speed: ``greedy`` takes shortcuts that give the same move -- a follow on one column needs no
 scores, columns the hand cannot win are not tried, a repeated placement is not scored again, the scores are
 the same floats summed in the same order -- and ``tests/test_wall_greedy.py`` holds it to a copy of its
 first, plain version on thousands of positions.
@@ -234,7 +234,7 @@ rollout = rollout_of(_lead, _follow)
 
 
 def move_class(state: TienGowWallState, move: Move) -> tuple[int, ...]:
-    """The strategic class of ``move`` for the seat to move in ``state`` (issue 13): two moves of one class
+    """The strategic class of ``move`` for the seat to move in ``state``: two moves of one class
     leave the same hands, the same column tops (so the same owners and the same standing pair) and the same
     tiles played, and differ only in which losing tile lies underneath which column -- which no rule reads
     (a column belongs to the owner of its top tile, later tiles are compared with the top only, and at the

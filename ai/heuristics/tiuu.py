@@ -1,6 +1,6 @@
 """Tiu U heuristics: the greedy engine's one-ply choice and a cheap playout policy for ISMCTS.
 
-Rules: ``shared/rules/tiuu.md`` (engine ``engine/tiuu.py``).  Both policies read only what the seat to move
+Rules: ``docs/rules/tiuu.md`` (engine ``engine/tiuu.py``).  Both policies read only what the seat to move
 may see: its own hand (through its legal moves), the pool, the stock size and the public stacks.
 
 * A capture (from hand or of a flipped tile) is worth the fish it takes: big fish 2 per pip, small fish

@@ -7,7 +7,7 @@ entry past that time, runs the job's failure callback with ``AbandonedJobError``
 (``service.jobs.on_play_failure``), so the game moves on; a suggestion job ends ``failed`` and the asker's
 poll of ``/v1/jobs/<id>`` says so.  Out of the box that takes minutes: ``SimpleWorker`` (which
 ``worker.py`` uses, see its docstring) registers a job for its whole timeout plus 60 s (120 + 60 s) and
-never heartbeats while it runs, and maintenance runs every 10 minutes -- the 402 s the issue measured.
+never heartbeats while it runs, and maintenance runs every 10 minutes -- the 402 s measured before this module.
 
 What :class:`RecoveringWorker` changes, all with RQ's own machinery:
 
@@ -60,7 +60,7 @@ that is still running when its game is deleted finds the game gone and keeps no 
 MEASURED (2026-12-01, this 2-core machine shared with other sessions, load average 2.4-6.4): seconds from
 SIGKILL of the worker running a play job (ismcts, 2.5 s searches, so each figure includes the 2.5 s re-run)
 to the game's version moving on, a second worker alive, three runs each:
-  before (SimpleWorker, RQ defaults):                      402 s (the issue's figure: 120 + 60 s entry, 600 s rounds)
+  before (SimpleWorker, RQ defaults):                      402 s (the figure measured then: 120 + 60 s entry, 600 s rounds)
   A. heartbeats + 5 s maintenance, nobody reads the game:   12.2, 12.2, 12.1
   B. watchdog on read only (view polled every 0.5 s, maintenance left at RQ's 600 s): 10.1, 10.3, 10.3
 Both are kept: A is the guarantee (it needs no client: AI-only tables and a suggestion nobody polls are
