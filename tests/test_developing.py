@@ -146,45 +146,8 @@ def test_the_hygiene_check_finds_ticket_numbers_and_outside_paths():
     assert hygiene_problems("tests/x.py", f'for banned in ("seed", "{shared}/"):\n') == []
 
 
-#: files still being changed on other branches when this test was written; they are swept once those land
-#: (remove each entry as its file is cleaned: the next test fails on an entry that has become clean)
-PENDING: frozenset[str] = frozenset({
-    "ai/arena.py",
-    "ai/heuristics/kozel.py",
-    "ai/heuristics/tiengow.py",
-    "ai/heuristics/tiengow_wall.py",
-    "ai/heuristics/tiuu.py",
-    "ai/ismcts.py",
-    "ai/protocol.py",
-    "ai/ratings.py",
-    "bench/ai.py",
-    "bench/fairness.py",
-    "bench/streams.py",
-    "docker-compose.yml",
-    "docs/ai.md",
-    "gunicorn.conf.py",
-    "openapi.yaml",
-    "service/openapi.yaml",
-    "tests/test_ai.py",
-    "tests/test_ai_arena.py",
-    "tests/test_ai_limits.py",
-    "tests/test_ai_observe.py",
-    "tests/test_ai_pins.py",
-    "tests/test_ai_wall.py",
-    "tests/test_fair_limits.py",
-    "tests/test_limits.py",
-    "tests/test_metrics_access.py",
-    "tests/test_recovery.py",
-    "tests/test_seeds.py",
-})
-
-
 def test_no_ticket_numbers_and_no_paths_outside_the_repository():
-    problems = [problem for name in _tracked() if name not in PENDING and (text := _text(name)) is not None
+    problems = [problem for name in _tracked() if (text := _text(name)) is not None
                 for problem in hygiene_problems(name, text)]
     assert not problems, "\n".join(problems)
 
-
-def test_every_pending_file_still_needs_the_sweep():
-    clean = sorted(name for name in PENDING if not hygiene_problems(name, _text(name) or ""))
-    assert not clean, f"clean now, take them off PENDING: {clean}"
