@@ -19,13 +19,15 @@ from pathlib import Path
 
 import pytest
 from api_support import ROOT
-from processes import api_and_workers
+from processes import api_and_workers, free_port
 
 pytestmark = pytest.mark.e2e
 
 GUIDE = ROOT / "docs" / "api-guide.md"
 #: where the guide's server listens
 GUIDE_BASE = "localhost:8000"
+#: the metrics listener the guide reads (TILEHOUSE_METRICS_BIND's default)
+GUIDE_METRICS = "localhost:9100"
 CUT = re.compile(r"^\.\.\. \((\d+) more lines\)$")
 #: what differs between runs by design, masked before comparing (tokens before the ids they start with)
 MASKS = [
@@ -83,12 +85,13 @@ def _mask(lines: list[str]) -> list[str]:
     return text.strip("\n").split("\n") if text.strip("\n") else []
 
 
-def run(all_steps: list[Step], base: str, cwd: Path) -> None:
+def run(all_steps: list[Step], base: str, cwd: Path, metrics: str) -> None:
     """Run every command in one bash (variables and functions carry over), output split per command."""
     marker = "@@guide-step-{}@@"
     script = ["set +e"]
     for n, step in enumerate(all_steps):
-        script += [step.command.replace(GUIDE_BASE, base.removeprefix("http://")), f"printf '\\n{marker.format(n)}\\n'"]
+        script += [step.command.replace(GUIDE_BASE, base.removeprefix("http://")).replace(GUIDE_METRICS, metrics),
+                   f"printf '\\n{marker.format(n)}\\n'"]
     done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=cwd, capture_output=True, text=True, timeout=300)
     assert not done.stderr.strip(), done.stderr
     rest = done.stdout.replace("\r\n", "\n")
@@ -114,10 +117,12 @@ def test_the_api_guide_runs_as_written_and_prints_what_it_shows(redis_conn, redi
     text = GUIDE.read_text()
     all_steps = steps(text)
     assert len(all_steps) > 30
-    with api_and_workers(redis_url, tmp_path, workers=2, config_file=True) as base:
+    metrics = f"127.0.0.1:{free_port()}"
+    with api_and_workers(redis_url, tmp_path, workers=2, config_file=True,
+                         extra_env={"TILEHOUSE_METRICS_BIND": metrics}) as base:
         work = tmp_path / "guide"
         work.mkdir()
-        run(all_steps, base, work)
+        run(all_steps, base, work, metrics)
     if os.environ.get("TILEHOUSE_WRITE_GUIDE") == "1":
         GUIDE.write_text(_write(text, all_steps))
         return

@@ -42,7 +42,9 @@ def two_instances_behind_a_balancer(haproxy, redis_url, redis_conn, tmp_path) ->
     redis_conn.flushdb()
     env = environment(redis_url, {"TILEHOUSE_WEB_CONCURRENCY": "1"})
     a, base_a = start_gunicorn(env, tmp_path / "a.log", config_file=True)
-    b, base_b = start_gunicorn(env, tmp_path / "b.log", config_file=True)
+    # each instance its own metrics listener, as two hosts would have
+    b, base_b = start_gunicorn({**env, "TILEHOUSE_METRICS_BIND": f"127.0.0.1:{free_port()}"}, tmp_path / "b.log",
+                               config_file=True)
     worker = start_worker(env, tmp_path / "worker.log")
     lb_port = free_port()
     conf = tmp_path / "haproxy.cfg"
