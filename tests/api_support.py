@@ -124,8 +124,12 @@ def bearer(token: str | None) -> dict[str, str]:
 
 
 def create(client, rules: str, seats: list[dict[str, Any]], *, seed: int = 7,
-           options: dict[str, Any] | None = None) -> dict[str, Any]:
+           options: dict[str, Any] | None = None, public_seed: bool = False) -> dict[str, Any]:
+    """Create a game; ``public_seed``: deal from ``seed`` exactly (a test that looks for a deal with some
+    property, seed after seed, needs the same deal every run: other seeds get per-game randomness)."""
     body: dict[str, Any] = {"rules": rules, "seed": seed, "seats": seats}
+    if public_seed:
+        body["public_seed"] = True
     if options is not None:
         body["options"] = options
     r = client.post("/v1/games", json=body)

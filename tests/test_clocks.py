@@ -17,8 +17,9 @@ from service import store as store_module
 pytest_plugins = ["api_fixtures"]
 
 
-def _clocked(client, seats, clock_spec: dict, rules: str = "kozel", seed: int = 3) -> dict:
-    r = client.post("/v1/games", json={"rules": rules, "seed": seed, "seats": seats, "clock": clock_spec})
+def _clocked(client, seats, clock_spec: dict, rules: str = "kozel", seed: int = 3, public_seed: bool = False) -> dict:
+    r = client.post("/v1/games", json={"rules": rules, "seed": seed, "seats": seats, "clock": clock_spec,
+                                       "public_seed": public_seed})
     assert r.status_code == 201, r.get_json()
     return r.get_json()
 
@@ -134,9 +135,12 @@ def test_no_clock_runs_while_the_game_waits_for_a_seat(app, client, run_due):
 
 def test_the_human_seats_clock_starts_when_the_ai_seat_has_moved(app, client, drain):
     for seed in range(1, 40):
-        created = _clocked(client, [{"kind": "human"}, cheap_ai("random")], {"initial_ms": 60_000}, seed=seed)
+        created = _clocked(client, [{"kind": "human"}, cheap_ai("random")], {"initial_ms": 60_000}, seed=seed,
+                           public_seed=True)
         if created["game"]["to_move"] == 1:
             break
+    else:
+        raise AssertionError("no seed lets the AI seat move first")
     game_id = created["game"]["id"]
     assert created["game"]["clock"]["running"] is None
     time.sleep(0.1)

@@ -22,7 +22,7 @@ pytest_plugins = ["api_fixtures"]
 def _ai_first_game(client, engine_id: str = "ismcts") -> dict:
     """A Kozel game where seat 1 (AI) is to move, with seat 0 human."""
     for seed in range(1, 50):
-        created = create(client, "kozel", [{"kind": "human"}, cheap_ai(engine_id)], seed=seed)
+        created = create(client, "kozel", [{"kind": "human"}, cheap_ai(engine_id)], seed=seed, public_seed=True)
         if created["game"]["to_move"] == 1:
             return created
     raise AssertionError("no seed lets the AI open")

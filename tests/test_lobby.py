@@ -44,9 +44,11 @@ def test_a_game_with_an_open_seat_waits_and_its_creation_answer_gives_the_join_l
 def test_moving_before_every_seat_is_taken_is_a_409_and_changes_nothing(app, client):
     conn = app.extensions["redis"]
     for seed in range(1, 30):
-        created = create(client, "kozel", [{"kind": "human"}, OPEN], seed=seed)
+        created = create(client, "kozel", [{"kind": "human"}, OPEN], seed=seed, public_seed=True)
         if created["game"]["to_move"] == 0:
             break
+    else:
+        raise AssertionError("no seed lets the human seat move first")
     game_id = created["game"]["id"]
     h = bearer(tokens_by_seat(created)[0])
     before = _state(conn, game_id)
@@ -60,9 +62,12 @@ def test_moving_before_every_seat_is_taken_is_a_409_and_changes_nothing(app, cli
 def test_no_ai_seat_moves_while_the_game_waits_and_the_last_join_starts_it(app, client, drain):
     conn = app.extensions["redis"]
     for seed in range(1, 40):
-        created = create(client, "kozel", [cheap_ai("random"), OPEN, cheap_ai("random")], seed=seed)
+        created = create(client, "kozel", [cheap_ai("random"), OPEN, cheap_ai("random")], seed=seed,
+                         public_seed=True)
         if created["game"]["to_move"] == 0:
             break
+    else:
+        raise AssertionError("no seed lets the first AI seat move first")
     game_id = created["game"]["id"]
     assert created["game"]["ai"] == {"pending": False, "job": None}
     drain()

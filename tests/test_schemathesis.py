@@ -41,7 +41,7 @@ def fuzz_world(make_app):
     seats = [{"kind": "human", "name": "Ann"}, {"kind": "human", "name": "Bo"}, {"kind": "ai", "engine": "random"},
              {"kind": "ai", "engine": "ismcts", "params": {"iterations": 4}}]
     # a deal where a human seat leads, so that it has moves and may ask for a suggestion
-    created = next(c for seed in range(1, 50) if (c := create(client, "tiengow", seats, seed=seed))["game"]["seats"][
+    created = next(c for seed in range(1, 50) if (c := create(client, "tiengow", seats, seed=seed, public_seed=True))["game"]["seats"][
         c["game"]["to_move"]]["kind"] == "human")
     game = created["game"]
     tokens = tokens_by_seat(created)
