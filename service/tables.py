@@ -34,7 +34,7 @@ from rq.job import Job
 import ai
 import engine
 from engine import IllegalMove
-from engine.game import Event, State, event
+from engine.game import Event, RuleSet, State, event
 from service import auth, metrics, queues
 from service.errors import (
     Busy,
@@ -453,19 +453,18 @@ def discard(ctx: Context, client: str, game_id: str) -> None:
 
 # --------------------------------------------------------------------------- rematch
 
-def _rotated_seed(ctx: Context, rules: str, options: dict[str, Any], kinds: list[str],
-                  first: int | None) -> tuple[int, int]:
-    """A fresh ``(seed, engine seed)`` (``service.fairplay.seeds``: the engine seed is new randomness for each
-    game) whose deal makes the seat after ``first`` the first to act."""
-    rs = engine.get_rules(rules)
-    players = len(kinds)
+def _rotated_seed(ctx: Context, rs: RuleSet, options: dict[str, Any], players: int,
+                  first: int | None) -> tuple[int, int, State]:
+    """A fresh ``(seed, engine seed, state dealt from it)`` (``service.fairplay.seeds``: the engine seed is
+    new randomness for each game) whose deal makes the seat after ``first`` the first to act."""
     want = None if first is None else (first + 1) % players
     for _ in range(ROTATION_TRIES):
         seed = seeds.new_seed()
         dealt = seeds.engine_seed(ctx.conn, ctx.cfg, seed)
-        if want is None or rs.new(players, dealt, options).to_move == want:
+        state = rs.new(players, dealt, options)
+        if want is None or state.to_move == want:
             break
-    return seed, dealt
+    return seed, dealt, state
 
 
 def _create_rematch(ctx: Context, old: Game, client: str) -> Game:
@@ -473,8 +472,7 @@ def _create_rematch(ctx: Context, old: Game, client: str) -> Game:
     rs = engine.get_rules(doc["rules"])
     players = len(doc["seats"])
     first = rs.new(players, old.state.seed, doc["options"]).to_move  # the old game's first player
-    seed, dealt = _rotated_seed(ctx, doc["rules"], doc["options"], [m["kind"] for m in doc["seats"]], first)
-    state = rs.new(players, dealt, doc["options"])
+    seed, dealt, state = _rotated_seed(ctx, rs, doc["options"], players, first)
     seats = []
     for i, m in enumerate(doc["seats"]):
         meta: dict[str, Any] = {"seat": i, "name": m.get("name") or f"seat {i}", "kind": m["kind"],
