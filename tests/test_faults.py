@@ -17,12 +17,14 @@ import pytest
 import redis
 from api_support import bearer, create
 from processes import environment, start_worker, stop
+from rq import Queue, get_current_job
 from rq.job import Job, JobStatus
 from rq.scheduler import RQScheduler
 
-from service import create_app
+from service import create_app, queues, tables
 from service.redis_local import free_port, ping, redis_server_binary
 from service.store import Store
+from worker import TilehouseWorker
 
 pytestmark = pytest.mark.e2e
 
@@ -151,6 +153,33 @@ def test_deleting_a_game_whose_ai_job_was_abandoned_answers_204_and_leaves_no_ke
         assert listed == []
     finally:
         stop(list(workers.values()))
+
+
+def _delete_the_game_then(outcome: str) -> str:
+    """A job during which its game is deleted (as by a ``DELETE`` racing it), then ends with ``outcome``."""
+    job = get_current_job()
+    assert job is not None
+    conn = job.connection
+    tables.delete(tables.Context(Store(conn, 3600), queues.settings(), None), job.meta["game"])
+    if outcome == "fail":
+        raise RuntimeError("the job fails after its game was deleted")
+    return outcome
+
+
+@pytest.mark.parametrize("outcome", ["succeed", "fail"])
+def test_a_job_whose_game_is_deleted_while_it_runs_keeps_no_record_however_it_ends(api, server, outcome):
+    """The deletion removes the running job's records, and RQ writes them again as the job ends (its result
+    or its failure, kept for a day): the worker deletes them once the job is over."""
+    conn = redis.Redis.from_url(server.url)
+    created = create(api.test_client(), "tiengow", [{"kind": "human"}] * 4)
+    game_id = created["game"]["id"]
+    queue = Queue("play", connection=conn)
+    job = queue.enqueue(_delete_the_game_then, outcome, meta={"game": game_id}, result_ttl=3600,
+                        failure_ttl=86400, job_id=f"test-{game_id}-{outcome}")
+    Store(conn, 3600).add_job(game_id, job.id)
+    TilehouseWorker(["play"], connection=conn).work(burst=True, with_scheduler=False)
+    left = [k.decode() for k in conn.scan_iter(count=1000) if game_id in k.decode()]
+    assert left == [], [(k, conn.type(k), conn.ttl(k)) for k in left]
 
 
 def test_a_worker_killed_with_sigkill_leaves_no_orphan_process_and_no_scheduler_lock(server, tmp_path):

@@ -55,7 +55,8 @@ the execution of a job whose worker was killed has expired meanwhile: RQ then ra
 ("Execution ... not found"), which made ``DELETE`` of such a game a 500 that left its job records.
 :func:`delete_jobs` drops the expired executions from the registries first, then deletes the job.  A job
 that is still running when its game is deleted finds the game gone and keeps no record of its own
-(``service.jobs``: its ``result_ttl`` becomes 0).
+(``service.jobs``: its ``result_ttl`` becomes 0), and whatever RQ writes back as such a job ends (its
+heartbeats, a result, a failure) the worker deletes once the job is over (:func:`forget_if_game_gone`).
 
 MEASURED (2026-12-01, this 2-core machine shared with other sessions, load average 2.4-6.4): seconds from
 SIGKILL of the worker running a play job (ismcts, 2.5 s searches, so each figure includes the 2.5 s re-run)
@@ -94,6 +95,7 @@ from rq.timeouts import TimerDeathPenalty
 from rq.worker import BaseWorker, WorkerStatus
 
 from service import config
+from service.keys import game_key
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +144,10 @@ class ResilientWorker(BaseWorker):
         self.stopping = True
         super().request_stop(signum, frame)
 
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        super().execute_job(job, queue)
+        forget_if_game_gone(self.connection, job)
+
     def _start_scheduler(self, burst: bool = False, logging_level: str | None = "INFO", *args: Any,
                          **kwargs: Any) -> None:
         # RQ's own start-up (BaseWorker._start_scheduler) with the scheduler bound to this process
@@ -185,6 +191,7 @@ class RecoveringWorker(ResilientWorker, SimpleWorker):
         finally:
             done.set()
             beat.join()
+        forget_if_game_gone(self.connection, job)  # after the last heartbeat
         self.set_state(WorkerStatus.IDLE)
 
     def _beat(self, job: Job, execution: Execution, done: threading.Event) -> None:
@@ -193,6 +200,28 @@ class RecoveringWorker(ResilientWorker, SimpleWorker):
                 self.maintain_heartbeats(job, execution)
             except redis.RedisError as exc:  # the next beat tries again; the job itself goes on
                 log.warning("job heartbeat failed", extra={"job": job.id, "error": str(exc)})
+
+
+def forget_if_game_gone(conn: redis.Redis, job: Job) -> bool:
+    """Delete every record of ``job`` once it has ended if its game is gone (True when it did).
+
+    A game deleted while one of its jobs runs loses that job's records at once (:func:`delete_jobs`), but
+    RQ writes them again as the job ends: its heartbeats, its result or its failure (a success whose
+    ``result_ttl`` is 0 deletes the job through its execution registry, which the deletion has emptied, and
+    RQ records that error as the job's failure).  So the worker looks again once RQ is done with the job.
+    No deletion can slip between the two: the game's keys go before its jobs' (``service.tables.delete``),
+    so a game still there at this check is deleted later, and its deletion then finds these records."""
+    game_id = job.meta.get("game") if isinstance(job.meta, dict) else None
+    if not isinstance(game_id, str):
+        return False
+    try:
+        if conn.exists(game_key(game_id)):
+            return False
+        delete_jobs(conn, [job.id])
+    except (redis.RedisError, NoSuchJobError, ValueError) as exc:  # the records expire with their TTL
+        log.warning("could not delete the records of a job whose game is gone", extra={"job": job.id, "error": str(exc)})
+        return False
+    return True
 
 
 def abandoned(job: Job, abandoned_after: float, now: datetime | None = None) -> bool:
