@@ -452,6 +452,41 @@ def test_one_click_gives_you_against_three_ai_on_a_360_pixel_phone_played_with_t
     tab.close()
 
 
+#: the language switcher's width as drawn, and as wide as its longest language name wants (a clone beside it)
+SWITCHER_WIDTHS = """() => {
+    const s = document.querySelector('#lang');
+    const c = s.cloneNode(true);
+    c.removeAttribute('id');
+    c.style.cssText = 'position: absolute; visibility: hidden; max-width: none; width: auto';
+    s.after(c);
+    const natural = c.getBoundingClientRect().width;
+    c.remove();
+    return [s.getBoundingClientRect().width, natural]; }"""
+
+
+def test_a_table_in_chinese_on_a_360_pixel_phone_names_every_tile_and_the_whole_language(
+        browser, server, axe_source):  # noqa: F811
+    # on a phone a tile keeps one name under it: the Chinese one, which in Chinese is the tile's only name
+    tab = Page(browser, server, width=360, height=740, locale="zh-TW", axe=axe_source)
+    pg = tab.page
+    pg.goto(server + "/")
+    pg.wait_for_selector("#quick")
+    assert pg.evaluate("document.documentElement.lang") == "zh-Hant"
+    drawn, wanted = pg.evaluate(SWITCHER_WIDTHS)
+    assert drawn >= wanted - 0.5, (drawn, wanted)  # no language name cut short in the switcher
+    pg.click("#quick")
+    pg.wait_for_function("!!document.querySelector('.turn.yours') && !document.body.dataset.animating",
+                         timeout=120_000)
+    drawn, wanted = pg.evaluate(SWITCHER_WIDTHS)
+    assert drawn >= wanted - 0.5, (drawn, wanted)
+    names = pg.locator(".hand .tname").all_inner_texts()  # what is shown: a name hidden by CSS reads ""
+    assert len(names) == 8 and all(any("\u4e00" <= ch <= "\u9fff" for ch in n) for n in names), names
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 360
+    tab.axe("the table in Chinese on a phone")
+    assert tab.errors == []
+    tab.close()
+
+
 @pytest.fixture
 def quick_ai(monkeypatch):
     """A server on which one address may start many games a minute (the creation rate is its own limit,
