@@ -15,7 +15,9 @@ Measured (docs/deployment.md, "Capacity", turns them into cores and memory):
    everything around the decision (RQ's enqueue, dequeue, registries and heartbeats, the commit, the
    next job).  ``greedy`` decides in microseconds, so this is the job's overhead.
 4. **Redis memory per game**: ``used_memory`` before and after creating and playing out those games,
-   per finished game (games stay ``TILEHOUSE_GAME_TTL_SECONDS`` after their last move).
+   per finished game (games stay ``TILEHOUSE_GAME_TTL_SECONDS`` after their last move), and what RQ still
+   holds per game beside the game's keys (the records of its last AI move and registry entries: earlier
+   play records are deleted as the game moves on, so a running game holds about as much).
 5. **What WAIT costs a move**: the bench Redis gets a replica; two gunicorns, one with
    ``TILEHOUSE_REDIS_WAIT_REPLICAS=1``, one without, take the same kind of moves in interleaved rounds;
    p50 / p90 latency of ``POST .../moves`` each.
@@ -169,13 +171,14 @@ def ai_move_costs(url: str, games: int) -> dict[str, Any]:
                     assert time.monotonic() < deadline, "the AI games did not finish"
                     time.sleep(0.2)
         memory = rconn.info("memory")["used_memory"] - memory0
-        # the game's own keys (what stays for the TTL) apart from RQ's jobs (their results expire after
-        # TILEHOUSE_JOB_RESULT_TTL_SECONDS, an hour)
+        # the game's own keys (what stays for the TTL) apart from what RQ holds for it: a play job's records
+        # go once a later AI move of its game is played (service.queues.forget_earlier_play_jobs), the
+        # last move's 60 s after the end (FINISHED_PLAY_RESULT_TTL_SECONDS)
         game_bytes = sum(int(rconn.memory_usage(key, samples=0) or 0) for gid in ids for key in keys_of(gid))
     # the polls of this loop are views: small next to the AI moves, left in (an upper bound)
     return {"ai_move": {**_per(played, versions), "moves": versions},
             "memory_bytes_per_finished_game": round(game_bytes / games),
-            "memory_bytes_per_ai_move_in_rq": round((memory - game_bytes) / versions)}
+            "memory_bytes_in_rq_per_game": round((memory - game_bytes) / games)}
 
 
 # --------------------------------------------------------------------------- 5: WAIT
@@ -191,9 +194,11 @@ def wait_cost(url: str, moves: int, rounds: int) -> dict[str, Any]:
                                 str(master_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         rconn = connections.client({"REDIS_URL": url})
-        deadline = time.monotonic() + 20
-        while rconn.info("replication")["connected_slaves"] < 1:
-            assert time.monotonic() < deadline, "the replica did not connect"
+        # in sync, not merely connected: until its first (diskless, 5 s delayed) sync is done a replica
+        # acknowledges nothing, so every WAIT would time out and the move answer 503
+        deadline = time.monotonic() + 30
+        while (rconn.info("replication").get("slave0") or {}).get("state") != "online":
+            assert time.monotonic() < deadline, "the replica did not get in sync"
             time.sleep(0.1)
         ports = {"no WAIT": free_port(), "WAIT 1 replica": free_port()}
         latencies: dict[str, list[float]] = {label: [] for label in ports}
@@ -288,11 +293,12 @@ def plan(report: dict[str, Any], human_move_seconds: float, ai_seats: int, prese
                                    + views * (view["redis_bytes_in"] + view["redis_bytes_out"])
                                    + ai_moves * (ai_move["redis_bytes_in"] + ai_move["redis_bytes_out"])) / 1e6
         # finished games stay for the TTL: the games started in ttl_days, tables restarting every table_minutes;
-        # RQ's finished jobs for an hour (TILEHOUSE_JOB_RESULT_TTL_SECONDS)
+        # a running table holds its game's keys and RQ's records of its last AI move
         retained = tables * (ttl_days * 24 * 60 / table_minutes)
-        jobs_bytes = tables * ai_moves * 3600 * report["ai"]["memory_bytes_per_ai_move_in_rq"]
-        memory_gib = ((tables + retained) * report["ai"]["memory_bytes_per_finished_game"] + jobs_bytes) / 2**30
-        live_gib = (tables * report["ai"]["memory_bytes_per_finished_game"] + jobs_bytes) / 2**30
+        game_bytes = report["ai"]["memory_bytes_per_finished_game"]
+        live_bytes = tables * (game_bytes + report["ai"]["memory_bytes_in_rq_per_game"])
+        memory_gib = (retained * game_bytes + live_bytes) / 2**30
+        live_gib = live_bytes / 2**30
         out[tables] = {"api_cores": round(api_cores, 2), "worker_cores": round(worker_cores, 1),
                        "redis_commands_per_s": round(redis_cmds), "redis_cpu_cores": round(redis_cpu, 2),
                        "redis_mbit_per_s": round(redis_mbit, 1), "redis_memory_gib": round(memory_gib, 1),
@@ -338,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{f['redis_commands']:5.1f} Redis commands, {f['redis_bytes_in']} B in / {f['redis_bytes_out']} B out, "
           f"{f['redis_cpu_us']:.0f} us Redis CPU")
     print(f"Redis memory per finished game: {report['ai']['memory_bytes_per_finished_game']} B (its keys); "
-          f"RQ's jobs: {report['ai']['memory_bytes_per_ai_move_in_rq']} B per AI move (for an hour)")
+          f"RQ's records: {report['ai']['memory_bytes_in_rq_per_game']} B per game (its last AI move's)")
     for label, f in report["wait"].items():
         print(f"POST move, {label:14}: p50 {f['p50_ms']:6.2f} ms, p90 {f['p90_ms']:6.2f} ms ({f['moves']} moves)")
     for name, f in report["decisions"].items():

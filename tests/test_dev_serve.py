@@ -69,6 +69,9 @@ def port_free(port: int) -> bool:
 def test_a_signal_to_dev_py_serve_stops_every_child_and_frees_the_port(tmp_path, sig):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TILEHOUSE_", "PROMETHEUS_"))}
+    # a metrics listener of its own: the default 127.0.0.1:9100 is a running `serve`'s, like port 8000
+    metrics_port = free_port()
+    env["TILEHOUSE_METRICS_BIND"] = f"127.0.0.1:{metrics_port}"
     log = (tmp_path / "serve.log").open("wb")
     children: set[int] = set()
     # the signal goes to the launcher alone (not its process group), as `kill PID` or a supervisor sends it
@@ -95,7 +98,7 @@ def test_a_signal_to_dev_py_serve_stops_every_child_and_frees_the_port(tmp_path,
         while any(alive(p) for p in children) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert [p for p in children if alive(p)] == []
-        assert port_free(port)
+        assert port_free(port) and port_free(metrics_port)
     finally:
         if launcher.poll() is None:
             with contextlib.suppress(ProcessLookupError):

@@ -2,8 +2,9 @@
 
 Every overlay is rendered by kustomize (``kubectl kustomize``, the tool the files are written for) and each
 rendered object is validated: the core kinds against the Kubernetes API schemas that ``kubernetes-validate``
-ships (strict: an unknown field is an error), KEDA's ``ScaledObject`` against the schema in
-deploy/kubernetes/schemas (written from KEDA's documentation; no registry package ships KEDA's CRD).  The
+ships (strict: an unknown field is an error), KEDA's ``ScaledObject`` against KEDA's own CRD, vendored in
+deploy/kubernetes/schemas (no registry package ships it), and against a stricter schema beside it written
+from KEDA's documentation (an unknown field or a scaler setting it does not list is an error).  The
 base files are validated as they stand too, so a machine without kubectl still checks every object.  Then
 the rules the manifests must keep: probes (liveness never depends on Redis, readiness does), non-root and a
 read-only root filesystem with a writable /tmp, requests and limits, PodDisruptionBudgets, KEDA triggers
@@ -32,6 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "kubernetes"
 OVERLAYS = sorted(p.name for p in (K8S / "overlays").iterdir() if (p / "kustomization.yaml").exists())
 KEDA_SCHEMA = json.loads((K8S / "schemas" / "keda-scaledobject.schema.json").read_text())
+#: KEDA's CustomResourceDefinition of ScaledObject as KEDA ships it, and the schema the API server applies
+KEDA_CRD = yaml.safe_load((K8S / "schemas" / "keda.sh_scaledobjects.yaml").read_text())
+(KEDA_CRD_SCHEMA,) = [version["schema"]["openAPIV3Schema"] for version in KEDA_CRD["spec"]["versions"]
+                      if version["name"] == "v1alpha1"]
 #: the Kubernetes version the manifests are validated for (the oldest whose API they use: autoscaling/v2,
 #: policy/v1 -- both GA since 1.23; kubernetes-validate ships schemas for many versions)
 KUBERNETES_VERSION = "1.29.0"
@@ -54,6 +59,8 @@ def base_objects() -> list[dict[str, Any]]:
 
 def validate(obj: dict[str, Any]) -> None:
     if obj["kind"] == "ScaledObject":
+        assert obj["apiVersion"] == f"{KEDA_CRD['spec']['group']}/v1alpha1"
+        jsonschema.validate(obj, KEDA_CRD_SCHEMA)
         jsonschema.validate(obj, KEDA_SCHEMA)
     else:
         kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
@@ -89,6 +96,19 @@ def test_every_rendered_object_is_valid_for_kubernetes_and_keda(rendered):
     for obj in rendered:
         validate(obj)
         assert obj["metadata"].get("namespace") == "tilehouse", obj["metadata"]["name"]
+
+
+def test_the_vendored_keda_crd_defines_scaled_objects_and_refuses_broken_ones():
+    assert KEDA_CRD["kind"] == "CustomResourceDefinition"
+    assert KEDA_CRD["metadata"]["name"] == "scaledobjects.keda.sh"
+    assert KEDA_CRD["spec"]["names"]["kind"] == "ScaledObject"
+    # the CRD's schema refuses a ScaledObject without triggers or with a trigger that is not an object
+    (scaled, *_) = by_kind(base_objects(), "ScaledObject").values()
+    for broken in ({**scaled, "spec": {k: v for k, v in scaled["spec"].items() if k != "triggers"}},
+                   {**scaled, "spec": {**scaled["spec"], "triggers": ["redis"]}},
+                   {**scaled, "spec": {**scaled["spec"], "minReplicaCount": "one"}}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, KEDA_CRD_SCHEMA)
 
 
 def test_the_keda_schema_refuses_what_keda_would_not_take():

@@ -183,3 +183,44 @@ def test_the_maintenance_filter_passes_every_other_rq_line_untouched():
     assert quiet.filter(warning) and warning.levelno == logging.WARNING
     round_line = record(logging.INFO, "Worker %s: cleaning registries for queue: %s", "w", "play")
     assert not quiet.filter(round_line) and round_line.levelno == logging.DEBUG
+
+
+@pytest.mark.parametrize("reader", ["view", "job poll"])
+def test_a_play_job_a_failover_left_in_no_queue_is_queued_again_by_a_read(make_app, redis_conn, reader):
+    """A worker of several queues (``worker.py``'s default) pops a job (``BLPOP``: it is then in no list),
+    then marks it started; a Redis failover between the two leaves it ``queued`` in no queue, and RQ never
+    looks at it again.  The next view of its game, or poll of the job, puts it back on its queue."""
+    app = make_app(ABANDONED_JOB_SECONDS=1)
+    client = app.test_client()
+    created = create(client, "kozel", [{"kind": "ai", "engine": "greedy"}, {"kind": "ai", "engine": "greedy"}])
+    game_id = created["game"]["id"]
+    queue = app.extensions["queues"]["play"]
+    (job_id,) = queue.job_ids
+    assert redis_conn.lpop(queue.key) == job_id.encode()  # what the cut-off worker did
+    url = f"/v1/games/{game_id}" if reader == "view" else f"/v1/jobs/{job_id}"
+    assert client.get(url).status_code == 200
+    assert queue.job_ids == [], "a job queued less than ABANDONED_JOB_SECONDS ago is left alone"
+    time.sleep(1.1)
+    assert client.get(url).status_code == 200
+    assert queue.job_ids == [job_id]
+    assert Job.fetch(job_id, connection=redis_conn).get_status() == JobStatus.QUEUED
+
+
+def test_a_job_in_no_queue_that_a_live_worker_starts_meanwhile_is_not_stranded(redis_conn):
+    """A job in no list may be one a live worker has just popped: it is left to that worker if it is
+    started within the recheck."""
+    from datetime import UTC, datetime, timedelta
+
+    from rq import Queue
+
+    from service.hardening import recovery
+
+    redis_conn.flushdb()
+    queue = Queue("play", connection=redis_conn)
+    job = queue.enqueue("builtins.len", "x")
+    redis_conn.lpop(queue.key)
+    later = datetime.now(UTC) + timedelta(seconds=10)
+    assert recovery.stranded(redis_conn, job, 1, now=later, sleep=lambda _: None)
+    job.get_status(refresh=True)
+    assert not recovery.stranded(redis_conn, job, 1, now=later,
+                                 sleep=lambda _: job.set_status(JobStatus.STARTED))

@@ -75,6 +75,8 @@ def get_job(job_id: str) -> ResponseReturnValue:
     if recovery.abandoned(job, current_app.config["ABANDONED_JOB_SECONDS"]):
         recovery.fail_over(conn(), job)  # its worker died: failed now, not after the next maintenance round
         job.get_status(refresh=True)
+    elif recovery.stranded(conn(), job, current_app.config["ABANDONED_JOB_SECONDS"]):
+        recovery.requeue_stranded(conn(), job)  # taken off its queue by a worker a failover cut off
     elif ai_share.release_if_orphaned(conn(), job):  # deferred in its client's chain behind nothing
         job.get_status(refresh=True)
     if job.meta.get("kind") == "suggestion":

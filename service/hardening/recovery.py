@@ -242,11 +242,22 @@ def fail_over(conn: redis.Redis, job: Job) -> None:
     StartedJobRegistry(job.origin, connection=conn, death_penalty_class=TimerDeathPenalty).cleanup()
 
 
-def stranded(conn: redis.Redis, job: Job, after: float, now: datetime | None = None) -> bool:
-    """Is ``job`` ``queued`` for longer than ``after`` seconds but in its queue no more, only in RQ's
-    intermediate queue?  A worker moves a job from the queue to the intermediate queue (``BLMOVE``), then
-    marks it started; a Redis failover between the two (the move replicated, the mark lost) strands it
-    there, and RQ's own cleanup fails such a job only after a minute."""
+#: seconds a job found in no queue gets before it counts as stranded (a live worker that has just taken it
+#: marks it started within milliseconds)
+STRANDED_RECHECK_SECONDS = 0.2
+
+
+def stranded(conn: redis.Redis, job: Job, after: float, now: datetime | None = None,
+             recheck: float = STRANDED_RECHECK_SECONDS, sleep: Callable[[float], object] = time.sleep) -> bool:
+    """Is ``job`` ``queued`` for longer than ``after`` seconds but in its queue no more, and not started?
+
+    A worker takes a job off its queue, then marks it started: two steps.  A worker of one queue moves the
+    job to RQ's intermediate queue (``BLMOVE``); a worker of several (``worker.py``'s default: suggest and
+    play) pops it (``BLPOP``) and holds it in memory only.  A Redis failover between the two steps (the
+    take replicated, the mark lost) leaves the job ``queued`` in the intermediate queue, which RQ's own
+    cleanup fails only after a minute, or in no list at all, which nothing in RQ ever looks at again.  A
+    job in no list may also be one a live worker took this instant: it counts only if it is still
+    ``queued`` and in no list ``recheck`` seconds later."""
     if job.get_status(refresh=False) != JobStatus.QUEUED or job.enqueued_at is None:
         return False
     enqueued = job.enqueued_at if job.enqueued_at.tzinfo else job.enqueued_at.replace(tzinfo=UTC)
@@ -255,11 +266,14 @@ def stranded(conn: redis.Redis, job: Job, after: float, now: datetime | None = N
     queue = Queue(job.origin, connection=conn)
     if conn.lpos(queue.key, job.id) is not None:
         return False  # still waiting for a worker: not stranded
-    return conn.lpos(IntermediateQueue(queue.key, conn).key, job.id) is not None
+    if conn.lpos(IntermediateQueue(queue.key, conn).key, job.id) is not None:
+        return True
+    sleep(recheck)
+    return job.get_status(refresh=True) == JobStatus.QUEUED and conn.lpos(queue.key, job.id) is None
 
 
 def requeue_stranded(conn: redis.Redis, job: Job) -> None:
-    """Put a :func:`stranded` job back at the front of its queue (out of the intermediate queue)."""
+    """Put a :func:`stranded` job back at the front of its queue (out of the intermediate queue, if there)."""
     queue = Queue(job.origin, connection=conn)
     pipe = conn.pipeline()
     pipe.lrem(IntermediateQueue(queue.key, conn).key, 1, job.id)
