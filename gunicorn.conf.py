@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import os
 
+# service.config imports nothing but the standard library's os and typing, which gevent does not patch: it
+# may come before the patch, which reads its default worker class
+from service import config as _config
+
 # The gevent worker (the default, see worker_class below) monkey-patches the standard library when each
 # worker starts, but the master process has by then imported the app's logging classes (logconfig_dict
 # below), and with them redis-py and ssl, which gevent must patch before they are imported. So the patch
 # is done here, first thing, in the master: its forked workers inherit it, and gunicorn's own patch_all() in
 # each worker finds nothing left to do. Other worker classes are not touched.
-if os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent") == "gevent":
+if os.environ.get("TILEHOUSE_WORKER_CLASS", _config.DEFAULT_WORKER_CLASS) == "gevent":
     from gevent import monkey
 
     monkey.patch_all()
@@ -72,13 +76,11 @@ os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR",
 # TILEHOUSE_METRICS_BIND adds a second listener, the only one that serves /metrics
 # (service.hardening.metrics_access), so the metrics stay off the public API.
 # Default 127.0.0.1:9100 (service.config); "off" or empty: no such listener (/metrics then needs the token).
-from service import config as _config  # noqa: E402 - after the gevent patch above
-
-bind = [os.environ.get("TILEHOUSE_BIND", "127.0.0.1:8000")]
+bind = [os.environ.get("TILEHOUSE_BIND", _config.DEFAULT_BIND)]
 _metrics_bind = os.environ.get("TILEHOUSE_METRICS_BIND", _config.DEFAULT_METRICS_BIND)
 if _metrics_bind.strip().lower() not in _config.METRICS_BIND_OFF:
     bind.append(_metrics_bind)
-worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent")
+worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", _config.DEFAULT_WORKER_CLASS)
 workers = _int("TILEHOUSE_WEB_CONCURRENCY", 2)
 # gthread only (TILEHOUSE_WORKER_CLASS=gthread): threads per worker process
 threads = _int("TILEHOUSE_THREADS", 4)
@@ -136,7 +138,7 @@ class JsonAccessLogger(Logger):
 
 logger_class = JsonAccessLogger
 errorlog = "-"
-loglevel = os.environ.get("TILEHOUSE_LOG_LEVEL", "info").lower()
+loglevel = os.environ.get("TILEHOUSE_LOG_LEVEL", _config.DEFAULT_LOG_LEVEL).lower()
 
 # gunicorn's own messages, and everything the app logs through the root logger, as one JSON object per
 # line (the same shape as the app and the RQ workers write).

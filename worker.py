@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         p.error(str(e))
     cfg = config.load({"REDIS_URL": args.url} if args.url else None)
-    logs.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+    logs.configure_logging(os.environ.get("TILEHOUSE_LOG_LEVEL", config.DEFAULT_LOG_LEVEL))
     redact.install()  # no token or ticket in any line
     # RQ's three lines per maintenance round (every WORKER_MAINTENANCE_SECONDS) only at DEBUG
     quiet_maintenance_logs()
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     # RQ's scheduler (one per Redis, the others stand by) moves due clock timeouts onto the play queue; a
     # lost Redis ends RQ's work loop, and run_until_stopped starts it again once Redis answers
     run_until_stopped(make_worker, conn, burst=args.burst, with_scheduler=not args.no_scheduler,
-                      logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO"))
+                      logging_level=os.environ.get("TILEHOUSE_LOG_LEVEL", config.DEFAULT_LOG_LEVEL))
     return 0
 
 

@@ -44,6 +44,7 @@ import redis
 from rq.job import Job
 
 import engine
+from service import config
 from service.redis_local import LocalRedis, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -467,8 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"HTTP: gunicorn, 2 {os.environ.get('TILEHOUSE_WORKER_CLASS', 'gevent')} workers, {args.clients} client threads, {args.seconds:g} s per endpoint in"
-          f" {args.rounds} interleaved rounds")
+    worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", config.DEFAULT_WORKER_CLASS)
+    print(f"HTTP: gunicorn, 2 {worker_class} workers, {args.clients} client threads, {args.seconds:g} s per endpoint"
+          f" in {args.rounds} interleaved rounds")
     for name, fig in report["http"].items():
         print(f"  {name:30s} {fig['req_per_s']:8.1f} req/s  p50 {fig['p50_ms']:6.2f} ms  p99 {fig['p99_ms']:7.2f} ms"
               f"  ({report['ratios_to_trivial'][name]:.0%} of trivial)")

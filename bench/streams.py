@@ -42,6 +42,7 @@ from typing import Any
 import redis
 
 from bench.http import _check, _cpu_seconds, _load, _new_game, _percentile, _processes, _request, bench_redis
+from service import config
 from service.redis_local import free_port
 
 
@@ -317,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
                 report = run(port, args, procs[0].pid if os.path.isdir("/proc") else None)
         rconn.flushdb()
     report["load_before"], report["load_after"] = load_before, _loadavg()
-    report["worker_class"] = os.environ.get("TILEHOUSE_WORKER_CLASS", "gevent")
+    report["worker_class"] = os.environ.get("TILEHOUSE_WORKER_CLASS", config.DEFAULT_WORKER_CLASS)
 
     if args.json:
         print(json.dumps(report, indent=2))

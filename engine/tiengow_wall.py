@@ -31,7 +31,8 @@ What is implemented, with where it comes from:
   game ``g``, both from 0) in seat order, the highest total leads, and players still tied for the highest
   throw again (SEED "highest opens").
 * Scoring (decision): one point per column won; ``games`` games (option, 1–100); the match ranks by points
-  (equal points keep seat order).  ``running_payoffs`` = points minus the mean (API.md), cumulative.
+  (equal points keep seat order).  ``running_payoffs`` = points minus the mean (zero-sum, as
+  ``State.running_payoffs`` asks), cumulative.
 
 Resigning (not in the sources): the match ends at once; every other seat scores one point per tile
 left in the resigning seat's hand (the columns it could still have contested in this game; at least 1), the

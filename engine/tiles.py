@@ -63,7 +63,8 @@ CF_COPIES: tuple[int, ...] = tuple(2 if t[2] else 1 for t in _CHINESE)
 
 
 def _red_pips(hi: int, lo: int) -> int:
-    # tiles.md §3: every pip of a 1-face and of a 4-face is red; 6-6 has half of its 12 pips red.
+    # docs/rules/tiuu.md (small fish), docs/web.md (the tiles): every pip of a 1-face and of a 4-face is red;
+    # 6-6 has half of its 12 pips red.
     if hi == lo == 6:
         return 6
     return sum(n for n in (hi, lo) if n in (1, 4))

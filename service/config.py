@@ -91,6 +91,15 @@ DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT = 60_000
 #: random secret generated once and kept in Redis
 DEFAULT_SEED_SECRET = ""
 
+# The settings of the processes rather than of the app, read from the environment by the process itself
+# (``TILEHOUSE_<NAME>``; not in DEFAULTS): their defaults are named here too, once.
+#: ``TILEHOUSE_BIND``: the address the API listens on (gunicorn.conf.py, ``tilehouse serve``)
+DEFAULT_BIND = "127.0.0.1:8000"
+#: ``TILEHOUSE_LOG_LEVEL``: the level of the JSON log lines of the API, its workers and gunicorn
+DEFAULT_LOG_LEVEL = "INFO"
+#: ``TILEHOUSE_WORKER_CLASS``: gunicorn's worker class (gunicorn.conf.py says why gevent)
+DEFAULT_WORKER_CLASS = "gevent"
+
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": DEFAULT_REDIS_URL,
     "REDIS_SENTINELS": DEFAULT_REDIS_SENTINELS,

@@ -26,6 +26,8 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.sentinel import Sentinel
 
+from service import config
+
 #: seconds a sentinel gets to answer "who is the master?" (it answers from memory: a slow one is down)
 SENTINEL_SOCKET_TIMEOUT_SECONDS = 1.0
 
@@ -63,7 +65,7 @@ def _url_credentials(url: str) -> dict[str, Any]:
 
 
 def uses_sentinel(cfg: Mapping[str, Any]) -> bool:
-    return bool(sentinel_addresses(cfg.get("REDIS_SENTINELS", "")))
+    return bool(sentinel_addresses(cfg.get("REDIS_SENTINELS", config.DEFAULT_REDIS_SENTINELS)))
 
 
 def client(cfg: Mapping[str, Any], *, blocking: bool = False, max_connections: int | None = None,
@@ -74,7 +76,7 @@ def client(cfg: Mapping[str, Any], *, blocking: bool = False, max_connections: i
     that finds all ``max_connections`` in use waits for one (``BlockingConnectionPool``) instead of failing;
     redis-py's sentinel pool has no blocking variant, so behind sentinels the pool fails at its limit.
     """
-    sentinels = sentinel_addresses(cfg.get("REDIS_SENTINELS", ""))
+    sentinels = sentinel_addresses(cfg.get("REDIS_SENTINELS", config.DEFAULT_REDIS_SENTINELS))
     if sentinels:
         manager = Sentinel(sentinels, socket_timeout=SENTINEL_SOCKET_TIMEOUT_SECONDS,
                            socket_connect_timeout=SENTINEL_SOCKET_TIMEOUT_SECONDS)
@@ -93,7 +95,7 @@ def client(cfg: Mapping[str, Any], *, blocking: bool = False, max_connections: i
 
 def limiter_storage_uri(cfg: Mapping[str, Any]) -> str:
     """The storage URI of Flask-Limiter (the ``limits`` library) for the same Redis."""
-    sentinels = sentinel_addresses(cfg.get("REDIS_SENTINELS", ""))
+    sentinels = sentinel_addresses(cfg.get("REDIS_SENTINELS", config.DEFAULT_REDIS_SENTINELS))
     if not sentinels:
         return str(cfg["REDIS_URL"])
     creds = urlsplit(cfg["REDIS_URL"])

@@ -28,6 +28,8 @@ from typing import Any, TextIO
 
 from rq import Queue
 
+from service import config
+
 REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 
@@ -162,9 +164,9 @@ def configure_logging(level: str | int | None = None, stream: TextIO | None = No
     """Send every log record of this process to ``stream`` (stderr) as one JSON line.
 
     Replaces the root logger's handlers (so calling it twice does not double lines). ``level`` defaults to
-    ``TILEHOUSE_LOG_LEVEL`` or INFO. Returns the handler.
+    ``TILEHOUSE_LOG_LEVEL`` or ``service.config.DEFAULT_LOG_LEVEL``. Returns the handler.
     """
-    chosen = level if level is not None else os.environ.get("TILEHOUSE_LOG_LEVEL", "INFO")
+    chosen = level if level is not None else os.environ.get("TILEHOUSE_LOG_LEVEL", config.DEFAULT_LOG_LEVEL)
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(JsonFormatter())
     handler.addFilter(ContextFilter())

@@ -50,7 +50,6 @@ from service.redis_local import LocalRedis, RedisUnavailable, ping
 
 log = logging.getLogger("tilehouse.serve")
 
-DEFAULT_BIND = "127.0.0.1:8000"
 DEFAULT_DATA_DIR = Path(".tilehouse") / "redis"
 #: Seconds the children get to finish after SIGTERM before SIGKILL; above gunicorn's graceful_timeout
 #: (20 s in gunicorn.conf.py) so a graceful gunicorn stop is never cut short.
@@ -85,8 +84,8 @@ def reserved_play_workers(workers: int) -> int:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="tilehouse serve", description=__doc__.split("\n\n")[0])
-    p.add_argument("--bind", default=os.environ.get("TILEHOUSE_BIND", DEFAULT_BIND),
-                   help=f"HOST:PORT for the API (env TILEHOUSE_BIND, default {DEFAULT_BIND})")
+    p.add_argument("--bind", default=os.environ.get("TILEHOUSE_BIND", config.DEFAULT_BIND),
+                   help=f"HOST:PORT for the API (env TILEHOUSE_BIND, default {config.DEFAULT_BIND})")
     p.add_argument("--workers", type=int, default=int(os.environ.get("TILEHOUSE_WORKERS", "2")),
                    help="number of RQ worker processes for the AI (env TILEHOUSE_WORKERS, default 2); "
                         "with 2 or more, the first is reserved for AI seats' moves")

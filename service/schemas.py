@@ -12,12 +12,13 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from service.fairplay import seeds
 from service.live import clock
 from service.problems import Problem, invalid
 
 #: the largest seed a game or a suggestion accepts, and the largest any seed the server makes reaches: 2^53 - 1
 #: is the largest integer a JSON number keeps exactly in every client (JavaScript's Number.MAX_SAFE_INTEGER)
-MAX_SEED = 2**53 - 1
+MAX_SEED = seeds.MAX_SEED
 #: most seats any rule set could want; the rule set's own range is checked after the schema
 MAX_SEATS = 16
 #: ``workers`` of an ismcts suggestion: how many jobs (different seeds) one search is split into

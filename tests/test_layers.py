@@ -147,7 +147,7 @@ def test_the_service_errors_module_knows_nothing_of_http():
     assert imported <= {"__future__", "collections.abc", "typing"}
 
 # --------------------------------------------------------------------------- the engine <-> AI boundary
-# ARCHITECTURE.md, "Engine <-> AI": what ``ai/`` uses of an engine is public and listed in the engine
+# docs/developing.md, "The three layers": what ``ai/`` uses of an engine is public and listed in the engine
 # module (its search kit); ``ai/`` imports no ``_private`` engine name, reads no private attribute of an
 # engine object and assigns no attribute of a ``State``.  Checked on the source (AST), so a line that is
 # never run breaks the rule all the same.

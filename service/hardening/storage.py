@@ -15,6 +15,7 @@ import logging
 import redis
 from flask import Flask, Response, current_app, request
 
+from service import config
 from service.problems import Problem, response
 
 log = logging.getLogger(__name__)
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 
 def _full(exc: redis.exceptions.OutOfMemoryError) -> Response:
     log.warning("Redis is full: a write was refused", extra={"path": request.path, "error": str(exc)})
-    retry = str(current_app.config.get("RETRY_AFTER_SECONDS", 5))
+    retry = str(current_app.config.get("RETRY_AFTER_SECONDS", config.DEFAULT_RETRY_AFTER_SECONDS))
     return response(Problem(503, "the server's storage is full; nothing was changed, try again later",
                             slug="storage-full", title="Storage full", headers={"Retry-After": retry}))
 
