@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
+import redis
 from api_support import bearer, create, humans, tokens_by_seat
 from rq import Queue, SimpleWorker
 from rq.job import Job, JobStatus
 
+from service import keys
+from service.fairplay import ai_share
+from service.hardening import recovery
 from service.keys import play_job_id
 
 pytest_plugins = ["api_fixtures"]
@@ -92,3 +96,51 @@ def test_a_job_left_deferred_behind_a_job_that_vanished_is_queued_by_the_watchdo
     redis_conn.delete(f"rq:job:{play_job_id(first, 0)}")  # lost without releasing what waits on it
     assert client.get(f"/v1/games/{second}").status_code == 200  # the view's watchdog looks at its AI job
     assert _status(redis_conn, play_job_id(second, 0)) == JobStatus.QUEUED
+
+
+class _DeletesAfterReading(redis.Redis):
+    """A connection on which every job record read whole (``Job.fetch``) is deleted right after: what a
+    concurrent game deletion or RQ's expiry does between two reads of another process."""
+
+    def hgetall(self, name):
+        found = super().hgetall(name)
+        if str(name).startswith("rq:job:"):
+            self.delete(name)
+        return found
+
+
+def test_a_chain_whose_last_job_vanishes_while_it_is_read_links_nothing_and_answers(redis_url):
+    """The client's chain tail names a job whose record disappears while the next AI job is linked: the
+    status is read in one command, so the new job is queued at once instead of the read raising (a 500 of
+    the view or move that queued it)."""
+    conn = _DeletesAfterReading.from_url(redis_url)
+    conn.flushdb()
+    try:
+        previous = Queue("play", connection=conn).enqueue("service.jobs.timeout", "g", 0, job_id="prev")
+        assert previous.get_status() == JobStatus.QUEUED
+        cfg = {"AI_JOB_TIMEOUT_SECONDS": 30}
+        assert ai_share.link(conn, cfg, "10.9.0.1", "first") is None  # an empty chain: nothing to wait for
+        conn.set(keys.ai_share_key("10.9.0.1"), "prev")
+        assert ai_share.link(conn, cfg, "10.9.0.1", "next") is not None  # still queued: wait for it
+        conn.set(keys.ai_share_key("10.9.0.1"), "prev")
+        Job.fetch("prev", connection=conn)  # the record is read whole and, meanwhile, deleted
+        assert ai_share.link(conn, cfg, "10.9.0.1", "after") is None
+    finally:
+        conn.flushdb()
+        conn.close()
+
+
+def test_deleting_the_jobs_of_a_game_whose_record_vanishes_meanwhile_leaves_no_key(redis_url):
+    """``recovery.delete_jobs`` (a game's deletion) reads a job, whose record then expires or is deleted by
+    another process before RQ's own delete reads its status again: the rest of its keys go all the same,
+    instead of the deletion raising (a 500 of ``DELETE``)."""
+    conn = _DeletesAfterReading.from_url(redis_url)
+    conn.flushdb()
+    try:
+        job = Queue("play", connection=conn).enqueue("service.jobs.timeout", "g", 0, job_id="gone-soon")
+        conn.sadd(job.dependents_key, "other")
+        recovery.delete_jobs(conn, ["gone-soon"])
+        assert not conn.exists(job.key, job.dependents_key, job.dependencies_key)
+    finally:
+        conn.flushdb()
+        conn.close()

@@ -28,7 +28,6 @@ from typing import Any
 
 import redis
 from rq import Queue
-from rq.exceptions import NoSuchJobError
 from rq.job import Dependency, Job, JobStatus
 from rq.registry import DeferredJobRegistry
 
@@ -36,6 +35,16 @@ from service.keys import ai_share_key
 
 #: statuses of a job that no longer holds its client's place
 _OVER = {JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELED, JobStatus.STOPPED}
+
+
+def _status(conn: redis.Redis, job_id: str) -> str | None:
+    """A job's stored status in one command, None when its record is gone.  Not ``Job.fetch`` then
+    ``get_status``: a game's deletion (or RQ's expiry) may remove the record between the two reads, and
+    ``get_status`` then raises instead of saying it is gone."""
+    raw = conn.hget(Job.key_for(job_id), "status")
+    if raw is None:
+        return None
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def link(conn: redis.Redis, cfg: Mapping[str, Any], client: str, job_id: str) -> Dependency | None:
@@ -48,10 +57,7 @@ def link(conn: redis.Redis, cfg: Mapping[str, Any], client: str, job_id: str) ->
     prev_id = previous.decode() if isinstance(previous, bytes) else str(previous)
     if prev_id == job_id:
         return None
-    try:
-        status = Job.fetch(prev_id, connection=conn).get_status()
-    except NoSuchJobError:
-        return None
+    status = _status(conn, prev_id)
     if status is None or status in _OVER:
         return None
     return Dependency(jobs=[prev_id], allow_failure=True)
@@ -64,10 +70,7 @@ def release_if_orphaned(conn: redis.Redis, job: Job) -> bool:
     if job.get_status(refresh=False) != JobStatus.DEFERRED:
         return False
     for dep_id in job.dependency_ids:
-        try:
-            status = Job.fetch(dep_id, connection=conn).get_status()
-        except NoSuchJobError:
-            continue
+        status = _status(conn, dep_id)
         if status is not None and status not in _OVER:
             return False
     # RQ re-checks a job's dependencies when it is queued (a vanished one counts as pending) and queues

@@ -85,11 +85,12 @@ from typing import Any, cast
 
 import redis
 from rq import Queue, SimpleWorker
-from rq.exceptions import NoSuchJobError
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.executions import Execution, ExecutionRegistry
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
+from rq.results import Result
 from rq.scheduler import RQScheduler
 from rq.timeouts import TimerDeathPenalty
 from rq.worker import BaseWorker, WorkerStatus
@@ -387,4 +388,9 @@ def delete_jobs(conn: redis.Redis, job_ids: list[str]) -> None:
         # chain): it is released now, as if this one had ended
         with contextlib.suppress(redis.RedisError, NoSuchJobError):
             Queue(job.origin, connection=conn).enqueue_dependents(job, refresh_job_status=False)
-        job.delete()
+        try:
+            job.delete()
+        except InvalidJobOperation:
+            # its record vanished since it was read (it expired, or another process deleted it): RQ's
+            # delete reads the status first and gives up; what may be left of its keys goes all the same
+            conn.delete(job.key, job.dependents_key, job.dependencies_key, Result.get_key(job.id))
