@@ -152,7 +152,7 @@ def _answer(engine_id: str, state: State, decision: Decision) -> Decision:
 def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision:
     """One decision from several independent searches of the same decision (root parallelism):
     ``iterations``, ``elapsed_ms`` (total compute time) and per-move ``visits`` are summed; a move's
-    ``mean_reward`` is the visit-weighted mean of its parts; the most visited move wins (ties: the
+    ``mean_reward`` and ``mean_payoff`` are the visit-weighted means of its parts; the most visited move wins (ties: the
     higher mean reward, then the first part's order).  ``state`` is only needed when the winner is a
     move that none of the parts carries."""
     parts = list(decisions)
@@ -161,6 +161,8 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
     order: list[str] = []
     visits: dict[str, int] = {}
     reward_sum: dict[str, float] = {}
+    payoff_sum: dict[str, float] = {}
+    payoff_visits: dict[str, int] = {}
     known: dict[str, Move] = {}
     for d in parts:
         for m in (d.move, *d.moves):
@@ -171,9 +173,14 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
                 order.append(mid)
                 visits[mid] = 0
                 reward_sum[mid] = 0.0
+                payoff_sum[mid] = 0.0
+                payoff_visits[mid] = 0
             visits[mid] += c["visits"]
             if c["visits"] and c.get("mean_reward") is not None:
                 reward_sum[mid] += c["mean_reward"] * c["visits"]
+            if c["visits"] and c.get("mean_payoff") is not None:
+                payoff_sum[mid] += c["mean_payoff"] * c["visits"]
+                payoff_visits[mid] += c["visits"]
     means: dict[str, float | None] = {mid: reward_sum[mid] / visits[mid] if visits[mid] else None
                                       for mid in order}
     rank = {mid: i for i, mid in enumerate(order)}
@@ -184,7 +191,9 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
         return -visits[mid], -(mean if mean is not None else -1.0), rank[mid]
 
     order.sort(key=key)
-    candidates = [{"move": mid, "visits": visits[mid], "mean_reward": means[mid]} for mid in order]
+    candidates = [{"move": mid, "visits": visits[mid], "mean_reward": means[mid],
+                   "mean_payoff": round(payoff_sum[mid] / payoff_visits[mid], 3) if payoff_visits[mid] else None}
+                  for mid in order]
     stats: dict[str, Any] = {
         "iterations": sum(int(d.stats.get("iterations", 0)) for d in parts),
         "elapsed_ms": sum(float(d.stats.get("elapsed_ms", 0.0)) for d in parts),

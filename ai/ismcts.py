@@ -477,20 +477,22 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
 
 def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
     """The root's candidates, most visited first (ties: higher mean reward, then legal order), with
-    mean rewards scaled to [0, 1] by the search's final bounds (``None`` for an unvisited move)."""
+    mean rewards scaled to [0, 1] by the search's final bounds and mean payoffs in the rule set's own unit
+    (the mean change of the deciding seat's payoff over the search's horizon; both ``None`` for an
+    unvisited move)."""
     span = hi - lo
     out: list[tuple[int, float, int, dict[str, Any]]] = []
     for i, m in enumerate(moves):
         ch = tree.child(0, m.key)
         visits = ch[0] if ch is not None else 0
+        payoff: float | None = None
         if visits == 0 or ch is None:
             mean: float | None = None
-        elif span > 0:
-            mean = round((ch[2] / visits - lo) / span, 6)
         else:
-            mean = 0.5
+            payoff = round(ch[2] / visits, 3)
+            mean = round((ch[2] / visits - lo) / span, 6) if span > 0 else 0.5
         out.append((-visits, -(mean if mean is not None else -1.0), i,
-                    {"move": m.id, "visits": visits, "mean_reward": mean}))
+                    {"move": m.id, "visits": visits, "mean_reward": mean, "mean_payoff": payoff}))
     out.sort(key=lambda t: t[:3])
     return [t[3] for t in out]
 
@@ -570,7 +572,7 @@ class IsmctsEngine(Engine):
         if len(moves) == 1:
             # nothing to decide: spend no budget
             return Decision(moves[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used, "candidates": [
-                {"move": moves[0].id, "visits": 0, "mean_reward": None}]}, tuple(moves))
+                {"move": moves[0].id, "visits": 0, "mean_reward": None, "mean_payoff": None}]}, tuple(moves))
         if heuristics is None:
             hidden = observe = rollout = None
         else:
@@ -602,7 +604,8 @@ class IsmctsEngine(Engine):
         if len(reps) == 1:
             # one class: nothing to decide, spend no budget
             return Decision(reps[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used, "search": "paired",
-                                      "candidates": [{"move": m.id, "visits": 0, "mean_reward": None}
+                                      "candidates": [{"move": m.id, "visits": 0, "mean_reward": None,
+                                                                      "mean_payoff": None}
                                                      for m in sorted(moves, key=lambda m: m is not reps[0])]},
                             tuple(moves))
         worlds, time_ms, extra = self._budget(state, seat, params, rng)
@@ -617,10 +620,12 @@ class IsmctsEngine(Engine):
             i = by_id.get(m.id)
             n = visits[i] if i is not None else 0
             mean: float | None = None
+            payoff: float | None = None
             if i is not None and n:
                 mean = round((totals[i] / n - lo) / span, 6) if span > 0 else 0.5
+                payoff = round(totals[i] / n, 3)
             out.append((i != winner, -n, -(totals[i] / n) if i is not None and n else math.inf, j,
-                        {"move": m.id, "visits": n, "mean_reward": mean}))
+                        {"move": m.id, "visits": n, "mean_reward": mean, "mean_payoff": payoff}))
         out.sort(key=lambda t: t[:4])
         stats = {"iterations": found.playouts, "elapsed_ms": round(found.elapsed * 1000.0, 3),
                  "playout": used, "search": "paired", "candidates": [t[4] for t in out], **extra}

@@ -55,6 +55,19 @@ def positions(rules_id: str, players: int, options: dict[str, Any]) -> list[engi
     return out
 
 
+def check_payoffs(cands: list[dict[str, Any]]) -> None:
+    """A candidate's ``mean_payoff`` (in the rule set's unit; not pinned, being a float of many playouts)
+    is null exactly when it was never visited, and it ranks the visited moves as ``mean_reward`` (the same
+    sums on the search's [0, 1] scale) does."""
+    for c in cands:
+        assert (c["mean_payoff"] is None) == (c["visits"] == 0), c
+    visited = [c for c in cands if c["visits"] and c["mean_reward"] is not None]
+    for a in visited:
+        for b in visited:
+            if a["mean_reward"] > b["mean_reward"] + 1e-5:
+                assert a["mean_payoff"] >= b["mean_payoff"], (a, b)
+
+
 def record(rules_id: str, players: int, options: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for k, state in enumerate(positions(rules_id, players, options)):
@@ -67,7 +80,9 @@ def record(rules_id: str, players: int, options: dict[str, Any]) -> list[dict[st
                 # the visited candidates in full, in order; the unvisited ones (a wall hand of 16 tiles has
                 # thousands of moves) by count: they follow in legal order with no statistics
                 cands = stats["candidates"]
-                stats["candidates"] = [c for c in cands if c["visits"]]
+                check_payoffs(cands)
+                stats["candidates"] = [{k: v for k, v in c.items() if k != "mean_payoff"}
+                                       for c in cands if c["visits"]]
                 stats["unvisited"] = len(cands) - len(stats["candidates"])
             rows.append({"position": k, "engine": engine_id, "params": params, "move": d.move.id, "stats": stats})
     return rows

@@ -13,6 +13,7 @@ from rq import Queue, SimpleWorker
 from rq.job import Job
 
 import ai
+import engine
 from service import jobs, keys, queues
 from service.store import Store, play_job_id
 
@@ -237,3 +238,53 @@ def test_a_play_job_that_died_without_its_callback_is_followed_by_the_next_step(
     assert _play_queue_ids(app) == [f"{play_job_id(game_id, 0)}-retry"]
     drain()
     assert client.get(f"/v1/games/{game_id}").get_json()["version"] >= 1
+
+
+
+@pytest.mark.parametrize("rules_id", sorted(engine.RULES))
+def test_a_hint_values_each_move_in_the_games_own_unit(client, drain, rules_id):
+    """Each searched candidate of a suggestion carries ``mean_payoff``, the mean change of the asking seat's
+    payoff (points a deal, columns a game, pips a round): null exactly for a move never tried, and the same
+    sums as its ``mean_reward``, which is that payoff scaled by the one search's bounds -- so across the
+    candidates of one search the two are one affine map (common bounds), the payoff unscaled.  A split
+    search's payoff is the visit-weighted mean of its parts'."""
+    players = engine.get_rules(rules_id).players[0]
+    created = create(client, rules_id, humans(players), seed=5, public_seed=True)
+    game_id = created["game"]["id"]
+    tokens = tokens_by_seat(created)
+    while True:  # to a decision with a choice (Kozel's opening tile is forced)
+        seat = client.get(f"/v1/games/{game_id}").get_json()["to_move"]
+        h = bearer(tokens[seat])
+        legal = client.get(f"/v1/games/{game_id}/moves", headers=h).get_json()
+        if len(legal) > 1:
+            break
+        assert client.post(f"/v1/games/{game_id}/moves", json={"move": legal[0]["id"]}, headers=h).status_code == 200
+    r = client.post(f"/v1/games/{game_id}/suggestions",
+                    json={"engine": "ismcts", "params": {"iterations": 120}, "workers": 2, "seed": 3}, headers=h)
+    assert r.status_code == 202
+    job_id = r.get_json()["id"]
+    parts = Job.fetch(job_id, connection=client.application.extensions["redis"]).meta["parts"]
+    drain()
+    cands = client.get(f"/v1/jobs/{job_id}", headers=h).get_json()["result"]["stats"]["candidates"]
+    for c in cands:
+        assert (c["mean_payoff"] is None) == (c["visits"] == 0), c
+    conn = client.application.extensions["redis"]
+    part_stats = [Job.fetch(p, connection=conn).return_value().stats for p in parts]
+    for stats in part_stats:
+        visited = [c for c in stats["candidates"] if c["visits"]]
+        assert visited
+        rewards = {c["mean_reward"] for c in visited}
+        if len(rewards) > 1:
+            lo = min(visited, key=lambda c: c["mean_reward"])
+            hi = max(visited, key=lambda c: c["mean_reward"])
+            assert hi["mean_payoff"] > lo["mean_payoff"]
+            slope = (hi["mean_reward"] - lo["mean_reward"]) / (hi["mean_payoff"] - lo["mean_payoff"])
+            for c in visited:
+                predicted = lo["mean_reward"] + slope * (c["mean_payoff"] - lo["mean_payoff"])
+                assert c["mean_reward"] == pytest.approx(predicted, abs=1e-3), c
+            # unscaled: a payoff of this unit is not squeezed into [0, 1] like the reward
+            assert slope != pytest.approx(1.0)
+    for c in (c for c in cands if c["visits"]):
+        pieces = [pc for stats in part_stats for pc in stats["candidates"] if pc["move"] == c["move"] and pc["visits"]]
+        want = sum(pc["mean_payoff"] * pc["visits"] for pc in pieces) / sum(pc["visits"] for pc in pieces)
+        assert c["mean_payoff"] == pytest.approx(want, abs=1e-3)

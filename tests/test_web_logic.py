@@ -86,6 +86,22 @@ def test_a_kozel_hint_lists_one_tile_on_two_ends_showing_the_same_number_once(an
     assert abs(rows[1]["share"] - (20 * 0.4 + 10 * 0.1) / 30) < 1e-9
 
 
+PAYOFFS = {"best": "play:6-3@right", "candidates": [
+    {"move": "play:6-3@left", "visits": 30, "mean_reward": 0.5, "mean_payoff": 1.0},
+    {"move": "play:6-3@right", "visits": 10, "mean_reward": 0.6, "mean_payoff": 3.0},
+    {"move": "play:3-3@left", "visits": 0, "mean_reward": None, "mean_payoff": None},
+]}
+ask("payoffs", f"return hintRows({json.dumps(PAYOFFS)}, {json.dumps(KOZEL_VIEW)}, RULESETS.kozel);")
+
+
+def test_a_hint_row_shows_the_moves_payoff_in_the_games_unit_with_its_playouts(answers):
+    rows = answers["payoffs"]
+    # Kozel's unit is pips this round (the catalog is empty here: t() answers the key); the browser test
+    # reads the English text
+    assert rows[0]["value"].startswith("hint.value.pips") and "hint.confidence" in rows[0]["value"]
+    assert rows[1]["value"] == "hint.rating.unexplored"
+
+
 OTHER_ENDS = {**KOZEL_VIEW, "table": {**KOZEL_VIEW["table"], "ends": [3, 6]}}
 TWO_ENDS = {"best": "play:6-3@left", "candidates": [
     {"move": "play:6-3@left", "visits": 30, "mean_reward": 0.5},

@@ -2,12 +2,11 @@
 // tile on two ends that show the same number) are one row; each row says what the move is worth and, where
 // the move itself says why, a short reason.
 //
-// What the suggestion gives (GET /v1/jobs/{id}: result.stats.candidates): per move its visits and
-// mean_reward, the search's reward scaled to 0-1 by the bounds of that one search. That scale is not a
-// game unit and cannot be mapped back to one (the bounds are not reported, and a search split over
-// workers merges rewards of different scales), so a row shows how the move compares with the AI's choice
-// and how many playouts that rests on; a candidate that carries mean_payoff (the mean change of your
-// payoff over the deal, in the game's points) shows that number in the game's unit instead.
+// What the suggestion gives (GET /v1/jobs/{id}: result.stats.candidates): per move its visits,
+// mean_payoff (the mean change of your payoff in the game's own unit: points this deal, columns this game,
+// pips this round) and mean_reward (the same scaled to 0-1 by the bounds of that one search, which sizes
+// the bar). A row shows the payoff in the game's unit and how many playouts it rests on; a candidate with
+// no payoff (an engine that reports only mean_reward) says how it compares with the AI's choice instead.
 
 import { t, num } from "./i18n.js";
 import { halves } from "./tiles.js";
@@ -92,7 +91,7 @@ export function hintRows(h, v, R0) {
   return rows.map((r) => {
     let value;
     if (r.payoff !== null) {
-      value = t(`hint.value.${UNIT[v.rules] || "points"}`, { value: `${r.payoff > 0 ? "+" : ""}${num(r.payoff, 1)}` });
+      value = `${t(`hint.value.${UNIT[v.rules] || "points"}`, { value: `${r.payoff > 0 ? "+" : ""}${num(r.payoff, 1)}` })} · ${t("hint.confidence", { count: r.visits })}`;
     } else if (r.mean === null || top === null) {
       value = t("hint.rating.unexplored");
     } else {
