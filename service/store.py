@@ -109,9 +109,26 @@ local raw = redis.call('HGET', KEYS[1], 'seen')
 local seen = {}
 if raw then seen = cjson.decode(raw) end
 local t = seen[ARGV[1]]
-if t and tonumber(ARGV[2]) - t < tonumber(ARGV[3]) then return 0 end
+local rawleft = redis.call('HGET', KEYS[1], 'left')
+local left = nil
+if rawleft then left = cjson.decode(rawleft)[ARGV[1]] end
+-- throttled, unless the seat's last stream closed since it was last seen (it is back: say so at once)
+if t and tonumber(ARGV[2]) - t < tonumber(ARGV[3]) and not (left and left >= t) then return 0 end
 seen[ARGV[1]] = tonumber(ARGV[2])
 redis.call('HSET', KEYS[1], 'seen', cjson.encode(seen))
+return 1
+"""
+
+#: KEYS: the game's hash.  ARGV: seat, now (ms).  A seat's stream closed: ``left`` (seat -> ms) says when, so
+#: that a seat gone with its tab stops keeping the game live (service.fairplay.live_games) without waiting
+#: out the idle time.
+LEAVE_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local raw = redis.call('HGET', KEYS[1], 'left')
+local left = {}
+if raw then left = cjson.decode(raw) end
+left[ARGV[1]] = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'left', cjson.encode(left))
 return 1
 """
 
@@ -263,6 +280,7 @@ class Store:
         self._commit = conn.register_script(COMMIT_LUA)
         self._set_ai_job = conn.register_script(SET_AI_JOB_LUA)
         self._touch = conn.register_script(TOUCH_LUA)
+        self._leave = conn.register_script(LEAVE_LUA)
 
     # ---- create, read, delete
 
@@ -417,3 +435,8 @@ class Store:
         if known is not None and now - known < window:
             return None
         return now if self._touch(keys=[game_key(game_id)], args=[str(seat), now, window]) else None
+
+    def leave(self, game_id: str, seat: int, now: int | None = None) -> None:
+        """Record that a stream of ``seat`` closed now (its tab was closed, or its connection dropped): the
+        seat no longer counts as present until it is seen again (:meth:`touch`, which then writes at once)."""
+        self._leave(keys=[game_key(game_id)], args=[str(seat), now_ms() if now is None else now])

@@ -285,3 +285,34 @@ def test_a_game_counts_as_live_while_an_ai_is_to_move_or_a_seat_was_seen_lately(
         assert refused.slug == "live-games"
     else:
         raise AssertionError("the running all-AI table was not counted")
+
+
+def test_a_table_whose_players_stream_closed_stops_counting_as_live_at_once_and_counts_again_when_back(
+        make_app, redis_conn):
+    """The live-games cap counts a table while someone is at it: a seat seen in the idle time whose stream
+    has not closed since.  A player who closes the tab (its stream closes) leaves at once, without waiting
+    out the idle time, so a solo player's next game is admitted; opening the stream again brings it back."""
+    from service.errors import TooManyLiveGames
+    from service.fairplay import live_games
+
+    app = make_app(LIVE_GAMES_PER_CLIENT=1, GAMES_PER_MINUTE=1000, LIVE_IDLE_SECONDS=600)
+    client = app.test_client()
+    created = create(client, "kozel", humans(2))
+    game_id, token = created["game"]["id"], tokens_by_seat(created)[0]
+    stream = client.get(f"/v1/games/{game_id}/stream", headers=bearer(token), buffered=False)
+    assert stream.status_code == 200
+    next(iter(stream.response))  # the stream is open: the seat is at its table
+    refused = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)})
+    assert refused.status_code == 429 and refused.get_json()["type"].endswith(":live-games")
+    stream.close()  # the tab is closed
+    assert redis_conn.hget(keys.game_key(game_id), "left") is not None
+    # the seat came back within the (long) idle time: present again, so the cap is met
+    back = client.get(f"/v1/games/{game_id}/stream", headers=bearer(token), buffered=False)
+    next(iter(back.response))
+    try:
+        live_games.admit_game(redis_conn, app.config, "ip:127.0.0.1", "while-back")
+        raise AssertionError("a second live game was admitted while the first one's player was back")
+    except TooManyLiveGames:
+        pass
+    back.close()
+    assert create(client, "kozel", humans(2))["game"]["id"] != game_id

@@ -86,10 +86,10 @@ def _open(game_id: str, lease: stream_caps.Lease) -> ResponseReturnValue:
     sub = stream.subscribe(current_app.extensions["redis_streams"], game.id)
     games = store()
     interval = float(cfg["PRESENCE_INTERVAL_SECONDS"])
-    if seat is not None and ticket is not None:
-        # presence: an open stream of a seat counts as the seat being seen, now (a stream opened with a token
-        # was recorded by caller() already; a ticket was not) and at every keep-alive while it stays open
-        games.touch(game.id, seat, known=game.seen.get(str(seat)), interval=interval)
+    if seat is not None:
+        # presence: an open stream of a seat counts as the seat being seen, now (written at once when the
+        # seat's last stream had closed since: Store.touch) and at every keep-alive while it stays open
+        games.touch(game.id, seat, interval=interval)
 
     def on_keepalive() -> None:
         if seat is not None:
@@ -103,6 +103,9 @@ def _open(game_id: str, lease: stream_caps.Lease) -> ResponseReturnValue:
     # closed with the response too: a client gone before the first chunk never starts the generator
     resp.call_on_close(sub.close)
     resp.call_on_close(lambda: lease.release(redis_conn))
+    if seat is not None:
+        # the seat's stream closed (its tab too, most often): it stops counting as present at its table
+        resp.call_on_close(lambda: games.leave(game.id, seat))
     resp.headers["Cache-Control"] = "no-cache"
     # nginx and similar proxies would otherwise buffer the stream
     resp.headers["X-Accel-Buffering"] = "no"

@@ -6,16 +6,19 @@ Each client address has a Redis sorted set of the games it created
 live count against ``LIVE_GAMES_PER_CLIENT`` (default 20).  A listed game is live while it is not over
 and something is going on at it: an AI seat is to move (the game moves on its own), a seat was seen
 (``seen``: every request of a seat's token and every open stream writes it) in the last
-``LIVE_IDLE_SECONDS`` (default 60), or it was admitted less than that ago (its creator is about to sit
-down).  So a table left behind -- its tab closed, nobody to move but a human who is gone -- stops counting
-a minute later, and a solo player who starts game after game never meets the cap; it still counts as soon
-as its player comes back, and stays listed until it is finished, expired or deleted.  Before a game is
+``LIVE_IDLE_SECONDS`` (default 60) and its stream has not closed since (``left``: a seat's stream writes it
+when it closes, as it does when the tab is closed), or no seat has been seen yet and it was admitted less
+than that ago (its creator is about to sit down).  So a table left behind -- its tab closed, nobody to move
+but a human who is gone -- stops counting as soon as the server sees its stream closed (at the next event
+or keep-alive) or, for a client without a stream, a minute after its last request, and a solo player who
+starts game after game never meets the cap; it counts again as soon as its player comes back, and stays
+listed until it is finished, expired or deleted.  Before a game is
 admitted the set is pruned of games that are gone or finished, then one Lua script adds the new id only
 while fewer than the cap of the listed games are live.  More is a 429 problem (``live-games``) whose
 ``Retry-After`` is a guess (a minute): room is made by finishing, resigning or deleting a game, or by
 leaving one alone.
 
-The pruning reads each listed game's ``version``, ``finished``, ``ai_job`` and ``seen`` fields (one
+The pruning reads each listed game's ``version``, ``finished``, ``ai_job``, ``seen`` and ``left`` fields (one
 pipelined ``HMGET`` for all of them, which the store's create and commit write with the state), never the
 games' states, so a creation costs the same however big or many the live games are.  The check and the
 add are one script, so concurrent creations never pass the cap; and an id admitted less than
@@ -87,13 +90,13 @@ def _activity(conn: redis.Redis, cfg: Mapping[str, Any], listed: Mapping[str, in
     ids = list(listed)
     pipe = conn.pipeline(transaction=False)
     for gid in ids:
-        pipe.hmget(game_key(gid), ["version", "finished", "ai_job", "seen"])
+        pipe.hmget(game_key(gid), ["version", "finished", "ai_job", "seen", "left"])
     window = int(float(cfg["LIVE_IDLE_SECONDS"]) * 1000)
     over: dict[str, bool | None] = {}
     idle: list[str] = []
     unflagged: list[str] = []
-    for gid, (version, flag, ai_job, seen) in zip(ids, cast(list[list[bytes | None]], pipe.execute()),
-                                                   strict=True):
+    for gid, (version, flag, ai_job, seen, left) in zip(ids, cast(list[list[bytes | None]], pipe.execute()),
+                                                         strict=True):
         if version is None:
             over[gid] = None
             continue
@@ -101,12 +104,22 @@ def _activity(conn: redis.Redis, cfg: Mapping[str, Any], listed: Mapping[str, in
             unflagged.append(gid)
             continue
         over[gid] = flag == b"1"
-        last_seen = max((int(t) for t in json.loads(seen).values()), default=0) if seen else 0
-        if not over[gid] and not ai_job and now - max(last_seen, listed[gid]) > window:
+        if not over[gid] and not ai_job and not _present(seen, left, listed[gid], now, window):
             idle.append(gid)
     if unflagged:
         over.update(Store(conn, cfg["GAME_TTL_SECONDS"]).finished(unflagged))
     return over, idle
+
+
+def _present(seen: bytes | None, left: bytes | None, admitted: int, now: int, window: int) -> bool:
+    """Whether someone is at a game: a seat seen in the last ``window`` ms whose stream has not closed
+    since (``left``: a seat's last stream closed at that time), or, while no seat has been seen yet, a game
+    admitted less than ``window`` ago (its creator is about to sit down)."""
+    seen_at = {k: int(t) for k, t in json.loads(seen).items()} if seen else {}
+    left_at = {k: int(t) for k, t in json.loads(left).items()} if left else {}
+    if not seen_at:
+        return now - admitted <= window
+    return any(now - t <= window and left_at.get(k, -1) < t for k, t in seen_at.items())
 
 
 def release_game(conn: redis.Redis, client: str, game_id: str) -> None:
