@@ -9,27 +9,18 @@
 
 import { api, ApiError, loadGame, saveGame, serverFeatures } from "./api.js";
 import { Watcher } from "./transport.js";
-import { RULESETS, esc, tilesHTML, signed, fmt } from "./games.js";
-import { tileSVG, tileNames } from "./tiles.js";
+import { esc, tilesHTML, signed, fmt } from "./games.js";
 import { t, num } from "./i18n.js";
-import { app, sleep, toast, problemText, gameTitle, langSelect, createGame } from "./ui.js";
-import { hintRows } from "./hints.js";
-
-const reducedMotion = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+import { app, sleep, toast, problemText, langSelect, createGame } from "./ui.js";
+import {
+  reducedMotion, clockText, legal as legalMoves, selKeys as selectedKeys, movesWith as movesMadeWith, complete, canAdd,
+  R as rulesOf, seatName, renderTitle, renderStatus, renderTableArea, renderHand, renderActions, renderDiscards,
+  renderHint, renderToolbar,
+} from "./table_view.js";
 
 // how long an event stays on its own before the next one is shown, in ms (hurry: a newer view is known),
 // and what the pauses of one batch of events may take together
 const PACE = { normal: 420, trick: 560, hurry: 160, batch: 600 };
-
-function clockText(ms) {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
-
-/** A link that takes someone to the join screen of one open seat. */
-export function joinLink(id, seat) {
-  return `${location.origin}/#/join/${id}/${seat}`;
-}
 
 // the service's own events (open seats, clocks, resigning), the same in every rule set
 function serviceEventText(e, c) {
@@ -98,50 +89,14 @@ export async function showTable(id) {
     <aside id="log" class="log" aria-labelledby="logtitle"><h2 id="logtitle">${esc(t("table.log_heading"))}</h2><ol id="logitems" tabindex="0" aria-label="${esc(t("table.log_heading"))}"></ol></aside></div>`;
   const $ = (s) => app.querySelector(s);
 
-  const name = (s) => (s === null || s === undefined || !T.view ? "—" : (T.view.seats[s] && T.view.seats[s].name) || t("seat.unknown", { n: s + 1 }));
+  const name = (s) => seatName(T, s);
   const words = () => ({ name, you: T.view ? T.view.you : null });
 
-  function pos(seat) {
-    const v = T.view;
-    const n = v.seats.length;
-    const me = v.you ?? T.seat ?? 0;
-    const rel = (seat - me + n) % n;
-    if (rel === 0) return "pos-bottom";
-    if (n === 2) return "pos-top";
-    if (n === 3) return rel === 1 ? "pos-right" : "pos-left";
-    return ["pos-bottom", "pos-right", "pos-top", "pos-left"][rel];
-  }
-
   // ---------------------------------------------------------------- legal moves and the selection
-  const R = () => RULESETS[T.view.rules];
-  const legal = () => (T.view && T.view.status === "active" && T.view.to_move === T.view.you ? T.view.legal_moves : []);
-  const selKeys = () => T.sel.map((x) => x.key);
-
-  function covers(keys, sel, ordered) {
-    if (ordered) return sel.every((k, i) => keys[i] === k);
-    const left = [...keys];
-    for (const k of sel) {
-      const i = left.indexOf(k);
-      if (i < 0) return false;
-      left.splice(i, 1);
-    }
-    return true;
-  }
-  function movesWith(sel) {
-    return legal().filter((m) => {
-      const p = R().pieces(m);
-      return p.keys.length >= sel.length && p.keys.length > 0 && covers(p.keys, sel, p.ordered);
-    });
-  }
-  /** The moves the selection makes, equivalent ones (Kozel: one tile on two equal ends) once. */
-  function complete(sel) {
-    const out = [];
-    for (const m of movesWith(sel).filter((x) => R().pieces(x).keys.length === sel.length)) {
-      if (!out.some((o) => R().sameMove && R().sameMove(o, m, T.view))) out.push(m);
-    }
-    return out;
-  }
-  const canAdd = (key) => movesWith([...selKeys(), key]).length > 0;
+  const R = () => rulesOf(T);
+  const legal = () => legalMoves(T);
+  const selKeys = () => selectedKeys(T);
+  const movesWith = (sel) => movesMadeWith(T, sel);
 
   async function play(move) {
     if (T.busy) return;
@@ -169,9 +124,9 @@ export async function showTable(id) {
     if (at >= 0) {
       T.sel.splice(at, 1);
     } else {
-      if (!canAdd(key)) return;
+      if (!canAdd(T, key)) return;
       T.sel.push({ key, idx });
-      const done = complete(selKeys());
+      const done = complete(T, selKeys());
       const more = movesWith(selKeys()).length > movesWith(selKeys()).filter((m) => R().pieces(m).keys.length === selKeys().length).length;
       if (done.length === 1 && !more) {
         play(done[0]);
@@ -179,155 +134,6 @@ export async function showTable(id) {
       }
     }
     renderAll();
-  }
-
-  // ---------------------------------------------------------------- the renderers, one per area
-  function piece(key, idx, svg, extraCls = "", caption = "") {
-    const selected = T.sel.some((x) => x.key === key && x.idx === idx);
-    const order = selected && T.view.rules === "tiengow_wall" ? T.sel.findIndex((x) => x.key === key && x.idx === idx) + 1 : 0;
-    const live = selected || canAdd(key);
-    const hinted = T.hintMove && R().pieces(T.hintMove).keys.includes(key) ? " hinted" : "";
-    const orderBadge = order ? `<span class="order" aria-label="${esc(t("wall.order", { n: order }))}">→${order}</span>` : "";
-    return `<button class="piece${selected ? " selected" : ""}${live ? " live" : ""}${hinted} ${extraCls}" data-key="${esc(key)}" data-idx="${idx}" ${live ? "" : 'aria-disabled="true" tabindex="-1"'} aria-pressed="${selected}">${svg}${orderBadge}${caption}</button>`;
-  }
-
-  /** The tile's names under it in the hand: the chosen language's and the Chinese. */
-  function caption(tile) {
-    if (R().set !== "chinese") return "";
-    const [nm, zh] = tileNames(tile);
-    return `<span class="tname" aria-hidden="true">${zh ? `<b lang="zh-Hant">${esc(zh)}</b>` : ""}<span>${esc(nm)}</span></span>`;
-  }
-
-  function seatPanel(s) {
-    const v = T.view;
-    const R0 = R();
-    const turn = v.status === "active" && v.to_move === s.seat;
-    const kind = s.kind === "ai" ? `<span class="chip ai" title="${esc(t("table.ai_engine"))}">${esc(s.engine || "AI")}</span>` : s.kind === "open" ? `<span class="chip open">${esc(t("table.open_seat"))}</span>` : "";
-    const hand = s.seat === v.you ? "" : `<div class="handbacks" title="${esc(t("table.tiles_in_hand", { count: s.hand_size }))}">${"<i></i>".repeat(Math.min(s.hand_size, 16))}<small>${s.hand_size}</small></div>`;
-    const thinking = turn && v.ai.pending && s.kind === "ai" ? `<span class="thinking" role="img" aria-label="${esc(t("table.thinking_label"))}">…</span>` : "";
-    const clock = v.clock && s.clock_ms !== null && s.clock_ms !== undefined
-      ? `<span class="clock${v.clock.running === s.seat ? " running" : ""}" data-clock="${s.seat}" title="${esc(t("table.time_left"))}">${clockText(s.clock_ms)}</span>` : "";
-    return `<div class="seat ${pos(s.seat)}${turn ? " turn" : ""}${s.seat === v.you ? " me" : ""}" data-seat="${s.seat}">
-      <div class="seathead"><span class="avatar" style="--hue:${(s.seat * 83 + 20) % 360}" aria-hidden="true">${esc((s.name || "?").trim().charAt(0).toUpperCase())}</span><span class="name">${esc(s.name)}</span>${kind}${thinking}</div>
-      <div class="stats"><span class="score" title="${esc(t("table.score"))}">${fmt(s.score)}</span>${clock}${R0.seatStats(v, s)}</div>${hand}
-      ${R0.seatExtra ? R0.seatExtra(v, s) : ""}<div class="bubble" data-bubble="${s.seat}" aria-hidden="true"></div></div>`;
-  }
-
-  function renderTitle() {
-    const v = T.view;
-    $("#title").textContent = gameTitle(v.rules);
-    const mine = v.status === "active" && v.to_move === v.you;
-    document.title = mine ? t("table.title_your_turn", { game: gameTitle(v.rules) }) : t("table.title", { game: gameTitle(v.rules) });
-  }
-
-  function renderStatus() {
-    const v = T.view;
-    const open = v.seats.filter((s) => s.kind === "open");
-    const missing = v.seats.filter((s) => s.kind === "open" || s.taken === false);
-    let turnText;
-    if (v.status === "finished") turnText = t("table.game_over");
-    else if (v.status === "waiting") {
-      turnText = open.length ? t("table.waiting_join", { count: missing.length })
-        : t("table.waiting_rematch", { names: missing.map((s) => s.name).join(", ") });
-    } else if (v.to_move === v.you) turnText = t("table.your_turn");
-    else turnText = t(v.ai.pending ? "table.thinking" : "table.to_play", { name: name(v.to_move) });
-    const mine = v.to_move === v.you && v.status === "active";
-    const watching = v.you === null ? `<span class="watching">${esc(t("table.watching"))}</span>` : "";
-    $("#statusline").innerHTML = `<span class="turn ${mine ? "yours" : ""}">${esc(turnText)}</span>${R().status(v).map((x) => `<span>${esc(x)}</span>`).join("")}${watching}`;
-  }
-
-  function renderSeats() {
-    return T.view.seats.map(seatPanel).join("");
-  }
-
-  function renderInvites() {
-    const v = T.view;
-    const open = v.seats.filter((s) => s.kind === "open");
-    if (v.status !== "waiting" || !open.length) return "";
-    return `<div class="invite" role="region" aria-label="${esc(t("table.invites"))}"><h2>${esc(t("table.invite_heading"))}</h2>${open.map((s) => `<div class="invrow"><span>${esc(t("table.invite_seat", { n: s.seat + 1 }))}</span><input readonly value="${esc(joinLink(id, s.seat))}" aria-label="${esc(t("table.invite_link", { n: s.seat + 1 }))}"><button class="copy" data-copy="${esc(joinLink(id, s.seat))}">${esc(t("app.copy"))}</button></div>`).join("")}<small>${esc(t("table.invite_note"))}</small></div>`;
-  }
-
-  function renderBoard() {
-    const v = T.view;
-    const ends = complete(selKeys()).filter((m) => m.end === "left" || m.end === "right").map((m) => m.end);
-    const ctx = { pos, piece, endTargets: ends, you: v.you };
-    return `<div class="board" id="board">${renderInvites()}${R().board(v, ctx)}</div>`;
-  }
-
-  function renderTableArea() {
-    const v = T.view;
-    $("#table").className = `table n${v.seats.length} rules-${v.rules}`;
-    $("#table").innerHTML = renderSeats() + renderBoard();
-  }
-
-  function renderHand() {
-    const v = T.view;
-    const R0 = R();
-    if (v.you === null || v.you === undefined) {
-      $("#hand").innerHTML = `<p class="muted">${esc(t("table.watching"))}</p>`;
-      return;
-    }
-    const counts = {};
-    const groups = R0.groups(v.hand).filter((g) => g.tiles.length).map((g) => {
-      const tiles = g.tiles.map((x) => {
-        counts[x] = (counts[x] || 0) + 1;
-        return piece(`h:${x}`, counts[x] - 1, tileSVG(x, { set: R0.set }), g.cls, caption(x));
-      }).join("");
-      return `<div class="handgroup ${g.cls}">${g.label ? `<span class="label">${esc(g.label)}</span>` : ""}<div class="tiles">${tiles}</div></div>`;
-    }).join("");
-    $("#hand").innerHTML = groups || `<span class="muted">${esc(t("table.no_tiles"))}</span>`;
-  }
-
-  function renderActions() {
-    const v = T.view;
-    const R0 = R();
-    if (v.you === null || v.you === undefined) {
-      $("#actions").innerHTML = "";
-      return;
-    }
-    const mine = v.status === "active" && v.to_move === v.you;
-    $("#handarea").classList.toggle("myturn", mine);
-    const done = mine ? complete(selKeys()) : [];
-    const free = mine ? legal().filter((m) => R0.pieces(m).keys.length === 0) : [];
-    const buttons = [...done, ...free].map((m, i) => `<button class="${i === 0 ? "primary" : ""} move" data-move="${esc(m.id)}">${esc(R0.moveLabel(m, v))}</button>`).join("");
-    const note = mine && R0.selectionNote ? R0.selectionNote(v, T.sel) : null;
-    let prompt = "";
-    if (!mine) prompt = v.status === "finished" ? "" : t("table.waiting_for", { name: name(v.to_move) });
-    else if (T.sel.length) prompt = t(done.length ? "table.confirm" : "table.select_more");
-    else prompt = t("table.pick");
-    $("#actions").innerHTML = `<span class="prompt">${esc(prompt)}${note ? ` <small>${esc(note)}</small>` : ""}</span>${buttons}${T.sel.length ? `<button class="ghost" id="clearsel">${esc(t("table.clear"))}</button>` : ""}`;
-  }
-
-  function renderDiscards() {
-    const v = T.view;
-    $("#discards").innerHTML = v.discards && v.discards.length
-      ? `<div class="mydiscards"><span class="label">${esc(t("table.my_discards"))}</span>${v.discards.map((d) => `<span class="group">${tilesHTML(d, "chinese")}</span>`).join("")}</div>` : "";
-  }
-
-  function renderHint() {
-    const h = T.hint;
-    const box = $("#hintbox");
-    if (!h) {
-      box.innerHTML = "";
-      return;
-    }
-    if (h.pending) box.innerHTML = `<div class="hint" role="status"><span class="label">${esc(t("hint.label"))}</span> ${esc(t("hint.thinking"))}</div>`;
-    else if (h.error) box.innerHTML = `<div class="hint" role="alert"><span class="label">${esc(t("hint.label"))}</span> ${esc(h.error)}</div>`;
-    else {
-      const rows = hintRows(h, T.view, R()).slice(0, 6).map((c) => `<button class="hintrow${c.best ? " best" : ""}" data-hint="${esc(c.move)}" title="${esc(t("hint.select"))}">
-        <span class="hl">${esc(c.label)}${c.best ? ` <b class="chip">${esc(t("hint.best"))}</b>` : ""}</span><span class="barbox" aria-hidden="true"><span class="bar" style="width:${(100 * c.share).toFixed(1)}%"></span></span>
-        <span class="hv">${esc(c.value)}${c.reason ? ` · <i>${esc(c.reason)}</i>` : ""}</span></button>`).join("");
-      box.innerHTML = `<section class="hint" aria-labelledby="hinthead"><h2 id="hinthead" class="label">${esc(t("hint.heading"))}</h2>${rows}</section>`;
-    }
-    // the hint opens where the player looks, not below the fold
-    const el = box.firstElementChild;
-    if (el && el.scrollIntoView) el.scrollIntoView({ block: "nearest", behavior: reducedMotion ? "auto" : "smooth" });
-  }
-
-  function renderToolbar() {
-    const v = T.view;
-    $("#hintbtn").disabled = !(v.status === "active" && v.to_move === v.you && !T.busy);
-    $("#resignbtn").hidden = !(T.features && T.features.resign && v.status !== "finished" && v.you !== null);
   }
 
   /** What has the keyboard focus, as a selector that finds it again after the table is redrawn. */
@@ -344,14 +150,14 @@ export async function showTable(id) {
   function renderAll({ hint = true } = {}) {
     if (!T.view) return;
     const focused = focusKey();
-    renderTitle();
-    renderStatus();
-    renderTableArea();
-    renderHand();
-    renderActions();
-    renderDiscards();
-    if (hint) renderHint();
-    renderToolbar();
+    renderTitle(T);
+    renderStatus(T);
+    renderTableArea(T);
+    renderHand(T);
+    renderActions(T);
+    renderDiscards(T);
+    if (hint) renderHint(T);
+    renderToolbar(T);
     if (focused) {
       // keep the keyboard where it was; a piece that is gone hands the focus to the first move button
       const el = app.querySelector(focused) || app.querySelector("button.move") || app.querySelector("button.piece.live");
@@ -530,7 +336,7 @@ export async function showTable(id) {
     if (!T.view || T.view.to_move !== T.view.you || T.view.status !== "active") return;
     T.hint = { pending: true };
     T.hintMove = null;
-    renderHint();
+    renderHint(T);
     try {
       const version = T.view.version;
       const r = await api("POST", `/v1/games/${id}/suggestions`, { body: { engine: "ismcts", params: { iterations: 400, time_ms: 5000 }, version }, token: token() });
