@@ -73,6 +73,11 @@ def budget_client_key(client: str, minute: int) -> str:
     return f"{PREFIX}budget:client:{client}:{minute}"
 
 
+def budget_refund_key(charge_id: str) -> str:
+    """Set when a charge's unused part has been given back, so that it is given back once."""
+    return f"{PREFIX}budget:refund:{charge_id}"
+
+
 def client_games_key(client: str) -> str:
     """The live games of one client address: game id -> admission time in ms."""
     return f"{PREFIX}client:{client}:games"
@@ -129,6 +134,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("ticket", re.compile(rf"{_GAME}{_ID}:ticket:[0-9a-f]{{64}}"), "own", "a stream ticket's lifetime"),
     Family("game budget", re.compile(rf"{PREFIX}budget:{_ID}:[0-9]+"), "own", "its minute, plus slack"),
     Family("client budget", re.compile(rf"{PREFIX}budget:client:.+:[0-9]+"), "own", "its minute, plus slack"),
+    Family("budget refund", re.compile(rf"{PREFIX}budget:refund:[0-9a-f]{{32}}"), "own", "its charge's minute, plus slack"),
     Family("lobby", re.compile(rf"{PREFIX}lobby(:[a-z0-9_]+)?"), "own",
            "refreshed by every listing; its entries expire with their games"),
     Family("client games", re.compile(rf"{PREFIX}client:.+:games"), "own", "the idle time of a game"),

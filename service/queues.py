@@ -139,6 +139,7 @@ def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id
             meta={"kind": "play", "game": game.id, "version": game.version, "attempt": attempt,
                   "request_id": request_id, "budget": charged})
     except DuplicateJobError:  # someone (another web process, the watchdog) queued this very job already
+        budget.refund_unused(conn, charged, 0.0)  # that job carries its own charge: this one goes back
         return None
     store = Store(conn, cfg["GAME_TTL_SECONDS"])
     store.add_job(game.id, job_id)

@@ -265,15 +265,20 @@ def ai_turn(ctx: Context, game_id: str, version: int, attempt: int = 0,
             searched: Callable[[float], None] | None = None) -> dict[str, Any]:
     """The AI seat to move at ``version`` moves (``attempt``: the step of the fallback chain,
     :data:`service.queues.CHAIN`); ``started(engine id)`` is told the engine before it searches,
-    ``searched(milliseconds)`` how long the search took (the AI budget gives back the rest).  Answers
+    ``searched(milliseconds)`` how long the search took (the AI budget gives back the rest; 0 when the job
+    finds nothing to search for: it is stale, and its whole charge goes back).  Answers
     ``{"outcome": "played" | "stale", "version", "engine"}`` -- never the move or the search statistics,
     which could show the AI seat's hidden tiles."""
     try:
         game = ctx.store.get(game_id)
     except GameNotFound:
+        if searched is not None:
+            searched(0.0)
         return {"outcome": "stale", "version": None, "engine": None}
     seat = game.state.to_move if game.version == version else None
     if seat is None or not game.is_ai(seat):
+        if searched is not None:
+            searched(0.0)
         return {"outcome": "stale", "version": game.version, "engine": None}
     engine_id, params = queues.engine_for(game, seat, attempt)
     if started is not None:

@@ -4,12 +4,16 @@
 
 from __future__ import annotations
 
+import time
+
 import redis
 from api_support import bearer, create, humans, tokens_by_seat
 from rq import Queue, SimpleWorker
 from rq.job import Job, JobStatus
 
-from service import keys
+from service import keys, queues
+from service.fairplay import budget
+from service.store import Store
 from service.fairplay import ai_share
 from service.hardening import recovery
 from service.keys import play_job_id
@@ -144,3 +148,53 @@ def test_deleting_the_jobs_of_a_game_whose_record_vanishes_meanwhile_leaves_no_k
     finally:
         conn.flushdb()
         conn.close()
+
+
+def _spent(conn, address: str) -> int:
+    minute = int(time.time() // 60)
+    return int(conn.get(keys.budget_client_key(address, minute)) or 0)
+
+
+def test_a_play_job_that_finds_its_game_moved_on_gives_its_whole_charge_back(make_app, redis_conn):
+    """An AI seat's search is charged to its creator when its job is queued; a job that finds nothing to
+    search for (the game moved on: here its human resigned first) searched nothing, so all of it goes back."""
+    app = make_app()
+    client = app.test_client()
+    seats = [{"kind": "human"}, {"kind": "ai", "engine": "ismcts", "params": {"iterations": 5, "time_ms": 700}}]
+    for seed in range(1, 60):
+        r = client.post("/v1/games", json={"rules": "kozel", "seats": seats, "seed": seed, "public_seed": True},
+                        environ_base={"REMOTE_ADDR": "10.6.0.1"})
+        created = r.get_json()
+        if created["game"]["to_move"] == 1:
+            break
+        client.delete(f"/v1/games/{created['game']['id']}", headers=bearer(tokens_by_seat(created)[0]))
+    else:
+        raise AssertionError("no seed lets the AI open")
+    assert _spent(redis_conn, "ip:10.6.0.1") == 700
+    game_id = created["game"]["id"]
+    assert client.post(f"/v1/games/{game_id}/resign", headers=bearer(tokens_by_seat(created)[0])).status_code == 200
+    SimpleWorker([Queue("play", connection=redis_conn)], connection=redis_conn).work(burst=True)
+    assert Job.fetch(play_job_id(game_id, 0), connection=redis_conn).return_value()["outcome"] == "stale"
+    assert _spent(redis_conn, "ip:10.6.0.1") == 0
+
+
+def test_a_charge_is_given_back_once_however_often_it_is_asked(redis_conn):
+    """A job that runs twice, or a refund asked for twice, never gives back more than was charged."""
+    cfg = {"AI_CPU_MS_PER_MINUTE_PER_CLIENT": 10_000}
+    charged = budget.charge_play(redis_conn, cfg, "ip:10.6.0.2", {"time_ms": 900})
+    assert _spent(redis_conn, "ip:10.6.0.2") == 900
+    budget.refund_unused(redis_conn, charged, 100.0)
+    budget.refund_unused(redis_conn, charged, 0.0)
+    assert _spent(redis_conn, "ip:10.6.0.2") == 100
+
+
+def test_a_play_job_queued_twice_by_racing_processes_keeps_one_charge(app, client, redis_conn, monkeypatch):
+    """Two processes that both find no play job for a version and both charge for it: the one whose job
+    RQ refuses as a duplicate gives its charge back."""
+    seats = [{"kind": "ai", "engine": "ismcts", "params": {"iterations": 5, "time_ms": 400}}] * 4
+    game_id = _ai_game(client, "10.6.0.3", seats)
+    assert _spent(redis_conn, "ip:10.6.0.3") == 400
+    game = Store(redis_conn, 60).get(game_id)
+    monkeypatch.setattr(Job, "exists", classmethod(lambda cls, *a, **k: False))  # the race: both saw none
+    assert queues.schedule_play(redis_conn, game, cfg=app.config) is None
+    assert _spent(redis_conn, "ip:10.6.0.3") == 400

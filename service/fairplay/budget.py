@@ -23,20 +23,23 @@ game (:func:`charge_play`), the budget that address's suggestions draw on, and g
 did not use when it ends.  A play job is never refused --
 that would stall the game -- but when the budget cannot pay, the seat moves with the cheap fallback engine
 (greedy) until the next minute.  So one address's 20 all-AI games at the largest budgets get the CPU of
-one budget, not twenty.
+one budget, not twenty.  A play job that finds nothing to search for (its game moved on or is gone) gives
+its whole charge back, as does a charge for a job that RQ refused as a duplicate (two processes queued the
+same move); each charge carries an id and is given back at most once, however often its job runs.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 import redis
 
 from service.errors import BudgetSpent
-from service.keys import budget_client_key, budget_game_key
+from service.keys import budget_client_key, budget_game_key, budget_refund_key
 
 #: the charge of a suggestion by an engine with no ``time_ms`` parameter, in milliseconds
 NOMINAL_COST_MS = 100
@@ -90,7 +93,7 @@ def charge(conn: redis.Redis, cfg: Mapping[str, Any], game_id: str, client: str,
             raise BudgetSpent(f"the AI budget of {who} for this minute ({limit} ms of search) cannot pay for "
                               f"{cost} ms more ({workers} x time_ms {part}); ask for less or wait", retry_after=retry)
         charged.append(key)
-    return {"keys": keys, "part_ms": part}
+    return {"keys": keys, "part_ms": part, "id": uuid.uuid4().hex}
 
 
 def charge_play(conn: redis.Redis, cfg: Mapping[str, Any], creator: str, params: Mapping[str, Any],
@@ -105,15 +108,21 @@ def charge_play(conn: redis.Redis, cfg: Mapping[str, Any], creator: str, params:
     cost = part_cost_ms(params)
     if conn.eval(CHARGE_LUA, 1, key, cost, limit, KEY_TTL_SECONDS) == -1:
         return None
-    return {"keys": [key], "part_ms": cost}
+    return {"keys": [key], "part_ms": cost, "id": uuid.uuid4().hex}
 
 
 def refund_unused(conn: redis.Redis, charged: Mapping[str, Any] | None, used_ms: float) -> None:
-    """Give back what a part job charged and did not use (``used_ms``: its search's elapsed time)."""
+    """Give back what a part job charged and did not use (``used_ms``: its search's elapsed time; 0 gives
+    the whole charge back).  Once per charge: a job that runs twice (queued again by a second web process,
+    or retried) or a refund asked for twice gives nothing back the second time (the charge's ``id`` marks
+    it, ``budget_refund_key``), so a budget never grows past what it was given."""
     if not charged:
         return
     unused = int(charged["part_ms"] - max(0.0, used_ms))
     if unused <= 0:
+        return
+    charge_id = charged.get("id")
+    if charge_id and not conn.set(budget_refund_key(str(charge_id)), 1, nx=True, ex=KEY_TTL_SECONDS):
         return
     for key in charged["keys"]:
         conn.eval(REFUND_LUA, 1, key, unused)
