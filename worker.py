@@ -1,8 +1,12 @@
 """``tilehouse worker`` / ``python worker.py``: one RQ worker on the ``suggest`` queue, then ``play``.
 
-``--queues play`` makes a worker reserved for AI seats: a flood of suggestions fills only the
-``suggest`` queue, which that worker never serves, so an AI seat's move waits at most for the play jobs
-ahead of it.  ``tilehouse serve --workers N`` (N >= 2) and docker-compose.yml start one such worker.
+``--queues play,suggest`` makes a worker reserved for AI seats: it serves ``play`` first and takes a
+suggestion only when no AI seat's move waits, so a flood of suggestions never queues ahead of an AI seat's
+move there (it waits at most for the one job the worker is running), while a small suggestion is not left
+waiting for the other workers when all of them run another client's long searches (each client address
+has one AI job in the queues at a time: ``service.fairplay.ai_share``).  ``tilehouse serve --workers N``
+(N >= 2), docker-compose.yml and the Kubernetes manifests start one such worker; ``--queues play`` alone
+makes one that never takes a suggestion.
 Every log line a worker writes about a job carries the job's ``job_id`` and the ``request_id`` of the
 request that queued it, RQ's own lines included (``logs.JobLogContext``).
 
@@ -86,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", default=None, help="worker name (default: RQ's)")
     p.add_argument("--fork", action="store_true", help="fork a work horse per job (RQ's Worker)")
     p.add_argument("--queues", default=",".join(QUEUE_ORDER),
-                   help="queues to serve, in order (default: suggest,play; 'play' alone is a worker reserved "
-                        "for AI seats, which suggestions can never hold up)")
+                   help="queues to serve, in order (default: suggest,play; 'play,suggest' is the worker "
+                        "reserved for AI seats, 'play' alone one that never takes a suggestion)")
     p.add_argument("--no-scheduler", action="store_true",
                    help="do not run RQ's scheduler (which queues the clocks' timeouts when they are due)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)

@@ -9,8 +9,10 @@ all times.  The figure is the wait of every play job the AI seats queued during 
 
 Two worker layouts, interleaved (A, B, A, B, ...) so that both see the same machine:
 
-* ``reserved``: what ``tilehouse serve --workers 2`` and compose start -- one worker with ``--queues play``
-  (AI seats only) and one serving ``suggest`` then ``play``;
+* ``reserved``: what ``tilehouse serve --workers 2`` and compose start -- one worker with ``--queues
+  play,suggest`` (AI seats first, a suggestion only when no AI move waits) and one serving ``suggest``
+  then ``play``;
+* ``play-only``: the reserved worker with ``--queues play`` (never a suggestion), the layout before;
 * ``shared``: both workers serving ``suggest`` then ``play`` (the layout before the reserved worker), for comparison.
 
 The per-client limits (creation rate, live games, AI CPU budget) are lifted for the run: the benchmark
@@ -47,11 +49,11 @@ from bench.http import _human_game, _percentile, _processes, _request, bench_red
 from service import config, keys
 from service.redis_local import free_port
 
-LAYOUTS = {"reserved": [["--queues", "play", "--no-scheduler"], ["--no-scheduler"]],
+LAYOUTS = {"reserved": [["--queues", "play,suggest", "--no-scheduler"], ["--no-scheduler"]],
            "shared": [["--no-scheduler"], ["--no-scheduler"]],
-           # the AI seats' worker serves play first, then suggestions (each client has one AI job in the
-           # queues at most, so it can no longer be held up by a client's flood)
-           "play-first": [["--queues", "play,suggest", "--no-scheduler"], ["--no-scheduler"]]}
+           # the layout before: the AI seats' worker never takes a suggestion, so a bystander's small
+           # suggestion waited for the one other worker, busy with an attacker's longest search
+           "play-only": [["--queues", "play", "--no-scheduler"], ["--no-scheduler"]]}
 AI_SEATS = [{"kind": "ai", "engine": "ismcts", "params": {"iterations": 30}}, {"kind": "ai", "engine": "greedy"},
             {"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "greedy"}]
 

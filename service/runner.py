@@ -10,8 +10,10 @@ Behaviour, with the choices made where the requirements are silent:
 - Children: one gunicorn (``gunicorn -c gunicorn.conf.py 'service.app:create_app()'``, bind from
   ``--bind`` / ``TILEHOUSE_BIND``, default ``127.0.0.1:8000``) and ``--workers`` RQ workers (``python
   worker.py``), all given ``TILEHOUSE_REDIS_URL``.  With two workers or more the first is reserved for AI
-  seats (``worker.py --queues play``, named ``worker-1-play``): a flood of suggestions can then
-  never hold up an AI seat's move; the others serve suggestions first, then play jobs; gunicorn also gets a fresh ``PROMETHEUS_MULTIPROC_DIR``
+  seats (``worker.py --queues play,suggest``, named ``worker-1-play``): it takes a suggestion only when no
+  AI seat's move waits, so a flood of suggestions never queues ahead of an AI seat's move there, and a
+  client's small suggestion is not left waiting behind another client's long one; the others serve
+  suggestions first, then play jobs; gunicorn also gets a fresh ``PROMETHEUS_MULTIPROC_DIR``
   (removed at the end) so that /metrics adds up every gunicorn worker process.
 - Nothing is restarted: when any child (or the private Redis) exits on its own, that is logged as an
   error with its exit status, everything else is stopped and the command exits 1. A supervisor above
@@ -78,7 +80,7 @@ def masked(url: str) -> str:
 
 
 def reserved_play_workers(workers: int) -> int:
-    """How many of ``workers`` serve only the play queue: one as soon as there are two."""
+    """How many of ``workers`` are reserved for AI seats (the play queue first): one as soon as there are two."""
     return 1 if workers >= 2 else 0
 
 
@@ -213,7 +215,7 @@ class Runner:
         worker_cmd = [sys.executable, str(worker)] if worker.exists() else [sys.executable, "-m", "worker"]
         for n in range(self.args.workers):
             if n < reserved_play_workers(self.args.workers):
-                self.spawn(f"worker-{n + 1}-play", [*worker_cmd, "--queues", "play"])
+                self.spawn(f"worker-{n + 1}-play", [*worker_cmd, "--queues", "play,suggest"])
             else:
                 self.spawn(f"worker-{n + 1}", worker_cmd)
 

@@ -172,10 +172,10 @@ def test_compose_api_runs_the_image_default_command_and_checks_readiness(compose
     assert any(str(p).endswith(":8000") for p in api["ports"])
 
 
-def test_compose_reserves_a_worker_for_ai_seats_that_serves_only_the_play_queue(compose):
+def test_compose_reserves_a_worker_for_ai_seats_that_serves_the_play_queue_first(compose):
     services = compose["services"]
     reserved = services["worker-play"]
-    assert reserved["command"] == ["python", "worker.py", "--queues", "play"]
+    assert reserved["command"] == ["python", "worker.py", "--queues", "play,suggest"]
     assert reserved["image"] == services["worker"]["image"] and reserved["pull_policy"] == "never"
     assert reserved["depends_on"] == services["worker"]["depends_on"]
     assert reserved["environment"] == services["worker"]["environment"]

@@ -164,7 +164,7 @@ def test_every_deployment_has_a_disruption_budget_and_the_workers_scale_on_rq_qu
     lists = {name: {t["metadata"]["listName"] for t in s["spec"]["triggers"]} for name, s in scaled.items()}
     # RQ keeps queue <name> as the Redis list rq:queue:<name>
     assert lists == {"tilehouse-worker": {queue_keys["suggest"], queue_keys["play"]},
-                     "tilehouse-worker-play": {queue_keys["play"]}}
+                     "tilehouse-worker-play": {queue_keys["play"], queue_keys["suggest"]}}
     assert scaled["tilehouse-worker-play"]["spec"]["minReplicaCount"] >= 1
     for name, s in scaled.items():
         assert s["spec"]["scaleTargetRef"]["name"] in deployments, name

@@ -262,7 +262,7 @@ def test_serve_plays_ai_seats_and_counts_them_in_metrics_with_request_ids(serve_
     # two workers: the first reserved for AI seats' moves, the other suggestions first
     assert {"worker-1-play", "worker-2"} <= set(s.pids())
     assert sorted(tuple(w.queue_names()) for w in rq.Worker.all(connection=conn)) == [
-        ("play",), ("suggest", "play")]
+        ("play", "suggest"), ("suggest", "play")]
     conn.close()
     assert any(line.get("logger") == "tilehouse.request" and line.get("route") == "/v1/games/<game_id>/moves"
                and line.get("status") == 200 for line in lines)
