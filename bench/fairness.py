@@ -165,7 +165,7 @@ def _bystander(port: int, seconds: float) -> dict[str, Any]:
     last = view["version"]
     t0 = time.monotonic()
     next_ask = t0
-    errors: dict[int, int] = {}
+    errors: dict[int | str, int] = {}  # view failures by status, refused suggestions by status and type
     while time.monotonic() - t0 < seconds:
         status, view = _request(conn, "GET", f"/v1/games/{game}")
         if status != 200:
@@ -183,7 +183,9 @@ def _bystander(port: int, seconds: float) -> dict[str, Any]:
             status, job = _request(conn, "POST", f"/v1/games/{gid}/suggestions",
                                    {"engine": "ismcts", "params": {"iterations": 1}}, token)
             if status != 202:
-                errors[status] = errors.get(status, 0) + 1
+                # by status and problem type (e.g. 429 ai-budget against 429 rate-limited): which limit refused
+                kind = f"{status} {str((job or {}).get('type', '')).rsplit(':', 1)[-1]}".strip()
+                errors[kind] = errors.get(kind, 0) + 1
                 unanswered += 1
                 continue
             while True:
