@@ -624,8 +624,11 @@ def test_my_games_lists_the_games_of_closed_tabs_resumes_resigns_and_deletes_the
 @pytest.fixture
 def creation_rate_lifted(monkeypatch):
     """New games a minute from one address lifted (10 by default: a limit of its own, tested in
-    tests/test_fair_limits.py), so that a hundred starts in a row meet only the live-games cap."""
+    tests/test_fair_limits.py), so that a hundred starts in a row meet only the live-games cap; the AI
+    seats search at most 50 iterations a move, so that the worker's searches for a hundred tables do not
+    take the CPU the browser needs (the cap counts a table whose AI is to move either way)."""
     monkeypatch.setenv("TILEHOUSE_GAMES_PER_MINUTE", "1000")
+    monkeypatch.setenv("TILEHOUSE_AI_MAX_ITERATIONS", "50")
 
 
 def test_a_solo_player_starts_100_games_in_a_row_closing_each_tab_without_one_429(
