@@ -152,8 +152,8 @@ def _answer(engine_id: str, state: State, decision: Decision) -> Decision:
 def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision:
     """One decision from several independent searches of the same decision (root parallelism):
     ``iterations``, ``elapsed_ms`` (total compute time) and per-move ``visits`` are summed; a move's
-    ``mean_reward`` and ``mean_payoff`` are the visit-weighted means of its parts; the most visited move wins (ties: the
-    higher mean reward, then the first part's order).  ``state`` is only needed when the winner is a
+    ``mean_reward`` and ``mean_payoff`` are the visit-weighted means of its parts; the most visited move
+    wins (ties: the higher mean reward, then the first part's order).  ``state`` is only needed when the winner is a
     move that none of the parts carries."""
     parts = list(decisions)
     if not parts:

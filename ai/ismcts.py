@@ -475,6 +475,11 @@ def paired_search(root: State, seat: Seat, moves: list[Move], *, iterations: int
     return PairedResult(visits, totals, winner, done, clock() - t0, lo, hi)
 
 
+def _untried(move: Move) -> dict[str, Any]:
+    """A root candidate no search tried."""
+    return {"move": move.id, "visits": 0, "mean_reward": None, "mean_payoff": None}
+
+
 def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
     """The root's candidates, most visited first (ties: higher mean reward, then legal order), with
     mean rewards scaled to [0, 1] by the search's final bounds and mean payoffs in the rule set's own unit
@@ -571,8 +576,8 @@ class IsmctsEngine(Engine):
         policy, used = playout_policy(heuristics, params["playout"])
         if len(moves) == 1:
             # nothing to decide: spend no budget
-            return Decision(moves[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used, "candidates": [
-                {"move": moves[0].id, "visits": 0, "mean_reward": None, "mean_payoff": None}]}, tuple(moves))
+            return Decision(moves[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used,
+                                       "candidates": [_untried(moves[0])]}, tuple(moves))
         if heuristics is None:
             hidden = observe = rollout = None
         else:
@@ -604,9 +609,8 @@ class IsmctsEngine(Engine):
         if len(reps) == 1:
             # one class: nothing to decide, spend no budget
             return Decision(reps[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used, "search": "paired",
-                                      "candidates": [{"move": m.id, "visits": 0, "mean_reward": None,
-                                                                      "mean_payoff": None}
-                                                     for m in sorted(moves, key=lambda m: m is not reps[0])]},
+                                      "candidates": [_untried(m) for m in
+                                                     sorted(moves, key=lambda m: m is not reps[0])]},
                             tuple(moves))
         worlds, time_ms, extra = self._budget(state, seat, params, rng)
         found = paired_search(

@@ -46,8 +46,8 @@ class Decision:
     """An engine's answer: the move and JSON-ready statistics (``iterations``, ``elapsed_ms``,
     ``candidates``: ``[{"move": id, "visits": int, "mean_reward": float | None, "mean_payoff": float |
     None}, ...]`` -- ``mean_reward`` on the search's own [0, 1] scale, ``mean_payoff`` in the rule set's
-    unit -- and any engine-specific facts).  ``moves`` holds the legal moves the decision was taken among, so that
-    :func:`merge` can name a winner that no single part chose."""
+    unit -- and any engine-specific facts).  ``moves`` holds the legal moves the decision was taken
+    among, so that :func:`merge` can name a winner that no single part chose."""
 
     move: Move
     stats: dict[str, Any]
