@@ -27,6 +27,9 @@ for ``--seconds`` while one attacking address (127.0.0.2) runs 20 all-AI games w
 largest budgets (ismcts, ``time_ms`` and ``iterations`` at their caps) and floods suggestions at the same
 budgets (``workers`` at its cap) with 10 seat tokens (of tables a third address made).  Targets: the
 bystander keeps at least 50 % of its unloaded moves a minute, and every suggestion is answered within 5 s.
+The tables with no person at them keep the server's pace (``--pace-ms``, default ``AI_PACE_MS``'s default;
+``--pace-ms 0`` is the worst case, an operator who turned the pace off); with the pace on, a phase of
+``--seconds 60`` counts enough moves.
 """
 
 from __future__ import annotations
@@ -49,11 +52,13 @@ from bench.http import _human_game, _percentile, _processes, _request, bench_red
 from service import config, keys
 from service.redis_local import free_port
 
-LAYOUTS = {"reserved": [["--queues", "play,suggest", "--no-scheduler"], ["--no-scheduler"]],
-           "shared": [["--no-scheduler"], ["--no-scheduler"]],
+# the first worker runs RQ's scheduler (which queues the clocks' timeouts and the pace jobs of tables with
+# no person at them, service/queues.py), as one of ``tilehouse serve``'s does at any time
+LAYOUTS = {"reserved": [["--queues", "play,suggest"], ["--no-scheduler"]],
+           "shared": [[], ["--no-scheduler"]],
            # the layout before: the AI seats' worker never takes a suggestion, so a bystander's small
            # suggestion waited for the one other worker, busy with an attacker's longest search
-           "play-only": [["--queues", "play", "--no-scheduler"], ["--no-scheduler"]]}
+           "play-only": [["--queues", "play"], ["--no-scheduler"]]}
 AI_SEATS = [{"kind": "ai", "engine": "ismcts", "params": {"iterations": 30}}, {"kind": "ai", "engine": "greedy"},
             {"kind": "ai", "engine": "random"}, {"kind": "ai", "engine": "greedy"}]
 
@@ -116,7 +121,8 @@ def run_once(layout: str, seconds: float, games: int, depth: int, redis_url: str
     rconn = redis.Redis.from_url(redis_url)
     rconn.flushdb()
     port = free_port()
-    env_extra = {"TILEHOUSE_AI_JOB_TIMEOUT_SECONDS": "60"}
+    # the pace of all-AI tables off: this run measures the queues under the most play jobs they can get
+    env_extra = {"TILEHOUSE_AI_JOB_TIMEOUT_SECONDS": "60", "TILEHOUSE_AI_PACE_MS": "0"}
     with _processes(redis_url, port, ai_workers=2, extra_env=env_extra, worker_args=LAYOUTS[layout]):
         stop = threading.Event()
         sent = [0]
@@ -239,11 +245,12 @@ def _attacker(port: int, stop: threading.Event, counts: dict[str, int]) -> None:
         t.join()
 
 
-def run_attack(seconds: float, redis_url: str, layout: str = "reserved") -> dict[str, Any]:
+def run_attack(seconds: float, redis_url: str, layout: str = "reserved",
+               pace_ms: int = config.DEFAULT_AI_PACE_MS) -> dict[str, Any]:
     rconn = redis.Redis.from_url(redis_url)
     rconn.flushdb()
     port = free_port()
-    env = {**DEFAULT_LIMITS, "TILEHOUSE_GAMES_PER_MINUTE": "1000"}
+    env = {**DEFAULT_LIMITS, "TILEHOUSE_GAMES_PER_MINUTE": "1000", "TILEHOUSE_AI_PACE_MS": str(pace_ms)}
     with _processes(redis_url, port, ai_workers=2, extra_env=env, worker_args=LAYOUTS[layout]):
         unloaded = _bystander(port, seconds)
         stop = threading.Event()
@@ -255,7 +262,7 @@ def run_attack(seconds: float, redis_url: str, layout: str = "reserved") -> dict
         stop.set()
         attacker.join(timeout=60)
     rconn.flushdb()
-    return {"layout": layout, "unloaded": unloaded, "attacked": loaded, "attack_requests": dict(sorted(counts.items())),
+    return {"layout": layout, "pace_ms": pace_ms, "unloaded": unloaded, "attacked": loaded, "attack_requests": dict(sorted(counts.items())),
             "moves_kept": round(loaded["moves_per_minute"] / max(0.1, unloaded["moves_per_minute"]), 3),
             "load": os.getloadavg()}
 
@@ -271,12 +278,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--redis-url", default=None, help="use this Redis (it is flushed!) instead of a private one")
     p.add_argument("--attack", action="store_true",
                    help="instead: a bystander's AI moves and suggestions while one address attacks (defaults)")
+    p.add_argument("--pace-ms", type=int, default=config.DEFAULT_AI_PACE_MS,
+                   help=f"--attack: AI_PACE_MS, the pace of tables with no person at them (default "
+                        f"{config.DEFAULT_AI_PACE_MS}, the server's; 0: none, the worst case)")
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if args.attack:
         with bench_redis(args.redis_url) as url:
             report = run_attack(args.seconds, url, args.layouts.split(",")[0] if args.layouts != "reserved,shared"
-                                else "reserved")
+                                else "reserved", args.pace_ms)
         if args.json:
             print(json.dumps(report, indent=2))
             return 0
@@ -288,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['suggestion_p50_s']} s, slowest {r['suggestion_max_s']} s, {r['unanswered']} unanswered "
                   f"in 30 s or refused (target: every one within 5 s); other answers {r['errors']}")
         print(f"attacker (one address, 20 all-AI games at the largest budgets, 10 tokens flooding): "
-              f"{report['attack_requests']}; layout {report['layout']}; {args.seconds:g} s per phase; load "
+              f"{report['attack_requests']}; layout {report['layout']}; pace of all-AI tables {report['pace_ms']} ms; "
+              f"{args.seconds:g} s per phase; load "
               f"{' '.join(f'{x:.2f}' for x in report['load'])}")
         return 0
     layouts = [name for name in args.layouts.split(",") if name]

@@ -4,13 +4,15 @@ Two figures, on a private Redis (or ``--redis-url``, flushed), with the app and 
 process (``SimpleWorker`` bursts, as the tests drain queues):
 
 * **per finished Tien Gow deal**: ``--deals-games`` all-AI Tien Gow games of one deal each are played to
-  the end; then every key of each game (its hash, events, job list) and every RQ key of its jobs (job
-  hashes, result streams, executions) is weighed with ``MEMORY USAGE``, right after the end and once more
-  after the last job's record has expired (it is kept ``FINISHED_PLAY_RESULT_TTL_SECONDS``, 60 s).
+  the end (with the pace off, ``AI_PACE_MS`` 0: it changes no byte of a finished game); then every key of
+  each game (its hash, events, job list) and every RQ key of its jobs (job hashes, result streams,
+  executions) is weighed with ``MEMORY USAGE`` right after the end.
 * **per hour of a running all-AI game**: one all-AI Kozel game with a target no game reaches in the time
-  is played by the worker for ``--seconds``; the bytes of its keys and its jobs' keys are weighed at the
-  start and at the end, and the growth is scaled to an hour of play at the pace measured.  The seats use
-  ``--engine`` with its default parameters (ismcts: what an AI seat gets unless its creator says more).
+  is played for ``--seconds`` by a real worker with its scheduler, at the server's pace of a table with no
+  person at it (``--pace-ms``, default the server's default ``AI_PACE_MS``); the bytes of its keys and its
+  jobs' keys are weighed at the start and at the end, and the growth is scaled to an hour of play at the
+  rate of moves measured.  The seats use ``--engine`` with its default parameters (ismcts: what an AI seat
+  gets unless its creator says more).
 
 Printed: bytes per finished deal (mean, max) with the parts, AI moves per minute, bytes per AI move and per
 hour, the job keys alive at the end (the targets: 16 KB per finished deal, 200 KB per hour, job keys
@@ -30,7 +32,7 @@ import redis
 from rq import SimpleWorker
 
 from bench.http import UNLIMITED, bench_redis
-from service import create_app, queues
+from service import config, create_app, queues
 from service.store import Store
 
 
@@ -57,6 +59,15 @@ def _worker(app: Any) -> SimpleWorker:
     return SimpleWorker(queues, connection=app.extensions["redis"])
 
 
+def _app(url: str, limits: dict[str, int], pace_ms: int) -> Any:
+    """The app, and the in-process worker's settings, with the given pace (the worker reads
+    ``queues.settings()``, as a real worker reads its environment)."""
+    settings = {"REDIS_URL": url, **limits, "AI_PACE_MS": pace_ms}
+    worker_cfg = config.load(settings)
+    queues.settings = lambda: worker_cfg  # type: ignore[assignment]  # this process is the bench's alone
+    return create_app(settings)
+
+
 def per_deal(app: Any, games: int, engine_id: str) -> dict[str, Any]:
     client, conn = app.test_client(), app.extensions["redis"]
     ids = []
@@ -67,10 +78,7 @@ def per_deal(app: Any, games: int, engine_id: str) -> dict[str, Any]:
     _worker(app).work(burst=True, logging_level="WARNING")
     store = Store(conn, 3600)
     assert all(store.finished([g])[g] for g in ids), "a game did not finish"
-    at_end = [weigh(conn, g) for g in ids]
-    time.sleep(queues.FINISHED_PLAY_RESULT_TTL_SECONDS + 1)
-    later = [weigh(conn, g) for g in ids]
-    return {"games": games, "at_end": at_end, "after_last_job_expired": later}
+    return {"games": games, "at_end": [weigh(conn, g) for g in ids]}
 
 
 def per_hour(app: Any, seconds: float, engine_id: str) -> dict[str, Any]:
@@ -79,10 +87,18 @@ def per_hour(app: Any, seconds: float, engine_id: str) -> dict[str, Any]:
                                        "seats": [{"kind": "ai", "engine": engine_id}] * 2})
     game_id = r.get_json()["game"]["id"]
     store = Store(conn, 3600)
-    _worker(app).work(burst=True, max_jobs=5, logging_level="WARNING")  # warm up
+
+    def work() -> None:
+        # one round of a real worker: its scheduler queues the pace jobs that are due, the worker runs them
+        # and the play jobs they queue
+        _worker(app).work(burst=True, with_scheduler=True, max_jobs=20, logging_level="WARNING")
+        time.sleep(0.2)
+
+    while (store.version(game_id) or 0) < 3:  # warm up: past the first move, which is never paced
+        work()
     start, v0, t0 = weigh(conn, game_id), store.version(game_id) or 0, time.monotonic()
     while time.monotonic() - t0 < seconds:
-        _worker(app).work(burst=True, max_jobs=20, logging_level="WARNING")
+        work()
         if store.finished([game_id])[game_id]:
             break
     elapsed = time.monotonic() - t0
@@ -97,28 +113,29 @@ def per_hour(app: Any, seconds: float, engine_id: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tilehouse bench memory", description=__doc__.split("\n\n")[0])
     p.add_argument("--deals-games", type=int, default=5, help="finished one-deal Tien Gow games (default 5)")
-    p.add_argument("--seconds", type=float, default=60.0, help="play time of the running game (default 60)")
+    p.add_argument("--seconds", type=float, default=120.0, help="play time of the running game (default 120)")
+    p.add_argument("--pace-ms", type=int, default=config.DEFAULT_AI_PACE_MS,
+                   help=f"AI_PACE_MS of the running game (default {config.DEFAULT_AI_PACE_MS}, the server's)")
     p.add_argument("--engine", default="ismcts", help="engine of every AI seat, default parameters (ismcts)")
     p.add_argument("--redis-url", default=None, help="use this Redis (it is flushed!) instead of a private one")
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     logging.getLogger("rq.worker").setLevel(logging.WARNING)
     with bench_redis(args.redis_url) as url:
-        app = create_app({"REDIS_URL": url, **{k.removeprefix("TILEHOUSE_"): int(v) for k, v in UNLIMITED.items()}})
-        deals = per_deal(app, args.deals_games, args.engine)
-        hour = per_hour(app, args.seconds, args.engine)
-    report = {"per_deal": deals, "per_hour": hour, "engine": args.engine}
+        limits = {k.removeprefix("TILEHOUSE_"): int(v) for k, v in UNLIMITED.items()}
+        deals = per_deal(_app(url, limits, 0), args.deals_games, args.engine)
+        hour = per_hour(_app(url, limits, args.pace_ms), args.seconds, args.engine)
+    report = {"per_deal": deals, "per_hour": hour, "engine": args.engine, "pace_ms": args.pace_ms}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    for label, key in (("right after the end", "at_end"), ("after the last job's record expired", "after_last_job_expired")):
-        rows = deals[key]
-        totals = [r["total"] for r in rows]
-        print(f"finished Tien Gow deal ({args.engine}), {label}: mean {sum(totals) / len(totals) / 1024:.1f} KB, "
-              f"max {max(totals) / 1024:.1f} KB (game keys {max(r['game'] for r in rows) / 1024:.1f} KB, "
-              f"job keys {max(r['job_keys'] for r in rows)} = {max(r['jobs'] for r in rows) / 1024:.1f} KB); "
-              f"target 16 KB")
-    print(f"running all-AI Kozel game ({args.engine}): {hour['moves']} AI moves in {hour['seconds']} s "
+    rows = deals["at_end"]
+    totals = [r["total"] for r in rows]
+    print(f"finished Tien Gow deal ({args.engine}), right after the end: mean {sum(totals) / len(totals) / 1024:.1f} "
+          f"KB, max {max(totals) / 1024:.1f} KB (game keys {max(r['game'] for r in rows) / 1024:.1f} KB, "
+          f"job keys {max(r['job_keys'] for r in rows)} = {max(r['jobs'] for r in rows) / 1024:.1f} KB); "
+          f"target 16 KB")
+    print(f"running all-AI Kozel game ({args.engine}, pace {args.pace_ms} ms): {hour['moves']} AI moves in {hour['seconds']} s "
           f"({hour['moves_per_minute']} a minute), {hour['bytes_per_move']:.0f} bytes per move, "
           f"{hour['bytes_per_hour'] / 1024:.0f} KB per hour of play; job keys alive at the end: "
           f"{hour['end']['job_keys']} ({hour['end']['jobs'] / 1024:.1f} KB); target 200 KB per hour")

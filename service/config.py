@@ -87,6 +87,10 @@ DEFAULT_STREAMS_PER_PROCESS = 500
 DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME = 120_000
 #: milliseconds of AI search (suggestions) one client (bearer token, else address) may be charged per minute
 DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT = 60_000
+#: milliseconds an AI seat of a table with no person at it (every seat an AI) waits after the table's
+#: previous move before it starts its own (service.queues: a spectator's pace, and what such a table costs
+#: in worker time and Redis bytes per hour); 0: no pause.  The first move of a game is never paced.
+DEFAULT_AI_PACE_MS = 4000
 #: the server secret mixed into the seeds of tables with human seats (service.fairplay.seeds); empty: a
 #: random secret generated once and kept in Redis
 DEFAULT_SEED_SECRET = ""
@@ -129,6 +133,7 @@ DEFAULTS: dict[str, Any] = {
     "STREAMS_PER_PROCESS": DEFAULT_STREAMS_PER_PROCESS,
     "AI_CPU_MS_PER_MINUTE_PER_GAME": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_GAME,
     "AI_CPU_MS_PER_MINUTE_PER_CLIENT": DEFAULT_AI_CPU_MS_PER_MINUTE_PER_CLIENT,
+    "AI_PACE_MS": DEFAULT_AI_PACE_MS,
     "JOB_HEARTBEAT_SECONDS": DEFAULT_JOB_HEARTBEAT_SECONDS,
     "ABANDONED_JOB_SECONDS": DEFAULT_ABANDONED_JOB_SECONDS,
     "WORKER_MAINTENANCE_SECONDS": DEFAULT_WORKER_MAINTENANCE_SECONDS,
@@ -142,7 +147,7 @@ PARAM_CAPS = {"time_ms": "AI_MAX_TIME_MS", "iterations": "AI_MAX_ITERATIONS"}
 ENV_PREFIX = "TILEHOUSE_"
 
 #: numeric settings for which 0 is a meaningful value (every other one must be positive)
-MAY_BE_ZERO = frozenset({"REDIS_WAIT_REPLICAS"})
+MAY_BE_ZERO = frozenset({"REDIS_WAIT_REPLICAS", "AI_PACE_MS"})
 
 
 class ConfigError(ValueError):

@@ -61,10 +61,19 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
         return _gone(job, result)
     if result["outcome"] == "played":
         if ctx.store.finished([game_id]).get(game_id):
-            job.result_ttl = min(int(job.result_ttl or queues.FINISHED_PLAY_RESULT_TTL_SECONDS),
-                                 queues.FINISHED_PLAY_RESULT_TTL_SECONDS)
+            # the move that ended the game: its record would outlive everything anyone reads of it (the
+            # game's own document holds the end, and the view no longer names the job), so RQ keeps none
+            job.result_ttl = 0
         queues.forget_earlier_play_jobs(job.connection, game_id, version)
     return result
+
+
+def release_play(game_id: str, version: int) -> dict[str, Any]:
+    """The pace job of a table with no person at it (:func:`service.queues.schedule_pace`): the pace has
+    passed, so the play job of ``game_id`` at ``version`` is queued now."""
+    job = _job()
+    queued = queues.release_play(job.connection, game_id, version)
+    return {"outcome": "released" if queued is not None else "stale", "version": version}
 
 
 def _gone(job: Job, result: dict[str, Any]) -> dict[str, Any]:

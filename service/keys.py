@@ -101,6 +101,12 @@ def play_job_id(game_id: str, version: int, suffix: str = "") -> str:
     return f"play-{game_id}-{version}{suffix}"
 
 
+def pace_job_id(game_id: str, version: int) -> str:
+    """The scheduled job that queues the play job of ``game_id`` at ``version`` once the table's pace has
+    passed (service.queues: tables with no person at them)."""
+    return f"pace-{game_id}-{version}"
+
+
 def timeout_job_id(game_id: str, version: int) -> str:
     """The scheduled job that carries out the timeout of the clock running at ``version``."""
     return f"clock-{game_id}-{version}"
@@ -157,4 +163,4 @@ def family_of(key: str) -> Family | None:
 
 
 #: the shape of every job id above (RQ keeps a job under ``rq:job:<id>``)
-JOB_ID = re.compile(r"(play|clock|suggest)-[0-9a-f]+-[0-9a-z-]+")
+JOB_ID = re.compile(r"(play|pace|clock|suggest)-[0-9a-f]+-[0-9a-z-]+")

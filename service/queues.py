@@ -13,6 +13,15 @@ out, its failure callback queues the next step of the chain (:data:`CHAIN`): the
 at it, so a game never stalls.  A work horse killed outright runs no callback; the game view notices a dead
 job for the current version and queues the next step itself (:func:`ensure_ai_progress`).
 
+The pace of a table with no person at it.  When every seat is an AI seat, the play job of a move after
+the first is not queued at once: a scheduled *pace job*, ``pace-<game>-<version>``
+(:func:`service.keys.pace_job_id`), queues it ``AI_PACE_MS`` later (default 4 s; 0: no pause), through
+the same :func:`schedule_play` as any other, so it is charged and shared like every AI job.  Such a table
+then plays at the pace of people rather than of the workers: a spectator can follow it, and one all-AI
+table costs a bounded share of the workers and a bounded number of Redis bytes an hour (docs/deployment.md,
+"Memory").  The game's ``ai.job`` names the play job all along; ``GET /v1/jobs`` answers ``queued`` for it
+while its pace job waits.
+
 Clock timeouts.  Every change that leaves a clocked seat to move schedules one job, ``clock-<game>-<version>``,
 for the moment its time runs out (``Queue.enqueue_at``; RQ's scheduler, started by ``worker.py``, moves it
 to the ``play`` queue when due, checking once a second).
@@ -43,7 +52,7 @@ from service import config
 from service.errors import GameNotFound
 from service.fairplay import ai_share, budget
 from service.hardening import recovery
-from service.keys import jobs_key, play_job_id, suggestion_job_id, timeout_job_id
+from service.keys import jobs_key, pace_job_id, play_job_id, suggestion_job_id, timeout_job_id
 from service.live import clock
 from service.store import Game, Store
 
@@ -64,6 +73,7 @@ TIMEOUT_JOB_SECONDS = 30
 
 #: the job functions (service/jobs.py), by name: RQ imports them where the job runs
 PLAY_TURN = "service.jobs.play_turn"
+RELEASE_PLAY = "service.jobs.release_play"
 ON_PLAY_FAILURE = "service.jobs.on_play_failure"
 TIMEOUT = "service.jobs.timeout"
 SUGGEST_JOB = "service.jobs.suggest"
@@ -107,9 +117,18 @@ def engine_for(game: Game, seat: int, attempt: int) -> tuple[str, dict[str, Any]
     return meta["engine"], dict(meta.get("params") or {})
 
 
+def paced(game: Game, cfg: Mapping[str, Any]) -> bool:
+    """Whether the AI seat to move waits for the table's pace: every seat is an AI seat, the pace is on,
+    and a move has been played (the first move of a game starts at once)."""
+    return (int(cfg.get("AI_PACE_MS") or 0) > 0 and game.doc.get("last_move") is not None
+            and all(meta["kind"] == "ai" for meta in game.doc["seats"]))
+
+
 def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id: str | None = None,
-                  cfg: Mapping[str, Any] | None = None) -> Job | None:
-    """Queue the play job for the AI seat to move in ``game`` (none when a human or nobody is to move)."""
+                  cfg: Mapping[str, Any] | None = None, released: bool = False) -> Job | None:
+    """Queue the play job for the AI seat to move in ``game`` (none when a human or nobody is to move).
+    At a paced table (:func:`paced`) the first step is the pace job instead, which calls this again with
+    ``released`` when the pace has passed."""
     if game.state.finished or not game.ai_to_move:
         return None
     cfg = cfg or settings()
@@ -119,6 +138,8 @@ def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id
     steps = [attempt, GREEDY_ATTEMPT] if attempt == 0 else [attempt]
     if any(Job.exists(play_attempt_job_id(game.id, game.version, a), connection=conn) for a in steps):
         return None  # queued already (another web process, the watchdog)
+    if attempt == 0 and not released and paced(game, cfg):
+        return schedule_pace(conn, game, cfg)
     cheap, charged = False, None
     if attempt == 0:
         charged = budget.charge_play(conn, cfg, creator, game.seat_meta(seat).get("params") or {})
@@ -147,6 +168,43 @@ def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id
         store.set_ai_job(game.id, game.version, job_id)
         game.ai_job = job_id
     return job
+
+
+def schedule_pace(conn: redis.Redis, game: Game, cfg: Mapping[str, Any]) -> Job | None:
+    """Schedule the pace job that queues ``game``'s play job ``AI_PACE_MS`` from now (none when it is
+    scheduled already).  It keeps no record once it has run (``result_ttl`` 0): the play job it queues is
+    the one clients follow."""
+    job_id = pace_job_id(game.id, game.version)
+    # RQ's scheduled registry counts whole seconds (rounding down): round up, so that it is never early
+    due_s = math.ceil(time.time() + int(cfg["AI_PACE_MS"]) / 1000)
+    try:
+        # ``ttl``: a pace job nobody ran (no scheduler) expires, and the game view's watchdog schedules anew
+        job = Queue(PLAY, connection=conn).enqueue_at(
+            datetime.fromtimestamp(due_s, UTC), RELEASE_PLAY, game.id, game.version, job_id=job_id, unique=True,
+            ttl=max(1, due_s - int(time.time())) + int(cfg["ABANDONED_JOB_SECONDS"]) * 4,
+            job_timeout=TIMEOUT_JOB_SECONDS, result_ttl=0, failure_ttl=cfg["JOB_FAILURE_TTL_SECONDS"],
+            meta={"kind": "play", "game": game.id, "version": game.version, "attempt": 0, "pace": True})
+    except DuplicateJobError:
+        return None
+    Store(conn, cfg["GAME_TTL_SECONDS"]).add_job(game.id, job_id)
+    return job
+
+
+def release_play(conn: redis.Redis, game_id: str, version: int, cfg: Mapping[str, Any] | None = None) -> Job | None:
+    """The pace job's work: queue the play job of ``game_id`` at ``version`` (nothing when the game moved
+    on, is gone, or the play job is queued already)."""
+    cfg = cfg or settings()
+    try:
+        game = Store(conn, cfg["GAME_TTL_SECONDS"]).get(game_id)
+    except GameNotFound:
+        return None
+    if game.version != version:
+        return None
+    try:
+        return schedule_play(conn, game, cfg=cfg, released=True)
+    finally:
+        # the pace job keeps no record once it has run: the game's job list forgets it too
+        conn.srem(jobs_key(game_id), pace_job_id(game_id, version))
 
 
 def next_attempt(conn: redis.Redis, game_id: str, version: int, attempt: int, request_id: str | None,
@@ -278,10 +336,6 @@ def results(conn: redis.Redis, job_ids: list[str]) -> list[Any]:
 def delete_jobs(conn: redis.Redis, job_ids: list[str]) -> None:
     """Remove every record of the given RQ jobs (those that still exist), abandoned ones included."""
     recovery.delete_jobs(conn, job_ids)
-
-
-#: seconds the record of the play job that ended its game is kept (the game's own document keeps the end)
-FINISHED_PLAY_RESULT_TTL_SECONDS = 60
 
 
 def forget_earlier_play_jobs(conn: redis.Redis, game_id: str, version: int) -> None:

@@ -21,6 +21,7 @@ from service.api import caller, conn, store
 from service.errors import GameNotFound
 from service.fairplay import ai_share
 from service.hardening import recovery
+from service.keys import pace_job_id
 from service.problems import TYPE_PREFIX, Problem
 from service.tables import decision_json
 
@@ -63,6 +64,18 @@ def job_json(job: Job) -> dict[str, Any]:
     return out
 
 
+_PLAY_JOB_ID = re.compile(r"play-([0-9a-f]+)-([0-9]+)")
+
+
+def _waiting_for_pace(job_id: str) -> dict[str, Any] | None:
+    """A play job not queued yet because its table keeps the pace of a table with no person at it
+    (service.queues, "The pace"): ``queued``, as the game's ``ai.job`` promises; None for any other id."""
+    m = _PLAY_JOB_ID.fullmatch(job_id)
+    if m is None or not conn().exists(Job.key_for(pace_job_id(m[1], int(m[2])))):
+        return None
+    return {"id": job_id, "kind": "play", "game": m[1], "version": int(m[2]), "status": "queued"}
+
+
 @bp.get("/<job_id>")
 def get_job(job_id: str) -> ResponseReturnValue:
     if not JOB_ID.fullmatch(job_id):
@@ -71,6 +84,9 @@ def get_job(job_id: str) -> ResponseReturnValue:
         job = Job.fetch(job_id, connection=conn())
         job.get_status(refresh=True)
     except NoSuchJobError:
+        waiting = _waiting_for_pace(job_id)
+        if waiting is not None:
+            return jsonify(waiting)
         raise Problem(404, f"no job {job_id!r} (it may have expired)") from None
     if recovery.abandoned(job, current_app.config["ABANDONED_JOB_SECONDS"]):
         recovery.fail_over(conn(), job)  # its worker died: failed now, not after the next maintenance round
