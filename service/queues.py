@@ -28,7 +28,9 @@ to the ``play`` queue when due, checking once a second).
 
 Suggestion jobs.  An ``ismcts`` suggestion with ``workers: k > 1`` is split into k part jobs with different
 seeds and ``ceil(iterations / k)`` iterations each, plus one merge job that depends on all of them
-(allowing failures).  Job meta records the game and the seat, so only that seat's token can read the job.
+(allowing failures).  The parts run one after another, each behind the one before, so that one client's
+AI work never holds more than one worker (``service.fairplay.ai_share``): k independent searches merged,
+not a faster one.  Job meta records the game and the seat, so only that seat's token can read the job.
 """
 
 from __future__ import annotations
@@ -295,7 +297,7 @@ def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str,
     """Queue a suggestion (split into parts for ``workers > 1``).  ``charged``: what the AI budget charged
     each part (``service.fairplay.budget``), kept in the part's meta so that the worker gives back what the
     search did not use.  ``share``: the client whose share of the AI work it is (``service.fairplay.ai_share``;
-    the parts of a split search run side by side, after the client's job before them)."""
+    the parts of a split search run one after another, after the client's job before them)."""
     cfg = cfg or settings()
     queue = Queue(SUGGEST, connection=conn)
     nonce = secrets.token_hex(8)
@@ -314,12 +316,15 @@ def enqueue_suggestion(conn: redis.Redis, game: Game, seat: int, engine_id: str,
     part_params = dict(params)
     if "iterations" in part_params:
         part_params["iterations"] = max(1, math.ceil(part_params["iterations"] / workers))
-    parts = []
+    parts: list[Job] = []
     for i in range(workers):
         pid = suggestion_job_id(game.id, nonce, i)
+        # one after another, each behind the part before it: a client's AI work holds one worker at a time
+        # (service.fairplay.ai_share), however many parts it asks for
+        before = Dependency(jobs=[parts[-1]], allow_failure=True) if parts else after
         parts.append(queue.enqueue_call(
             SUGGEST_JOB, args=(game.id, game.version, seat, engine_id, part_params, derive_seed(seed, i), True),
-            job_id=pid, meta={**meta, "part_of": base}, depends_on=after, **common))
+            job_id=pid, meta={**meta, "part_of": base}, depends_on=before, **common))
         store.add_job(game.id, pid)
     job = queue.enqueue_call(MERGE_SUGGESTION, args=(game.id, game.version, engine_id, [p.id for p in parts]),
                              job_id=base, meta={**meta, "parts": [p.id for p in parts]},

@@ -12,11 +12,10 @@ from rq import Queue, SimpleWorker
 from rq.job import Job, JobStatus
 
 from service import keys, queues
-from service.fairplay import budget
-from service.store import Store
-from service.fairplay import ai_share
+from service.fairplay import ai_share, budget
 from service.hardening import recovery
 from service.keys import play_job_id
+from service.store import Store
 
 pytest_plugins = ["api_fixtures"]
 
@@ -65,6 +64,37 @@ def test_a_suggestion_flood_from_many_tokens_of_one_address_is_one_client(app, c
     assert [_status(redis_conn, j) for j in asked[1:]] == [JobStatus.DEFERRED] * 2
     SimpleWorker([suggest], connection=redis_conn).work(burst=True)
     assert [_status(redis_conn, j) for j in asked] == [JobStatus.FINISHED] * 3
+
+
+def test_the_parts_of_a_split_suggestion_run_one_after_another_so_one_client_holds_one_worker(
+        app, client, redis_conn):
+    """Fair share: a client address holds at most one worker at a time, a split search's parts included
+    (they ran side by side before, and held every worker for a part's search while a bystander waited)."""
+    g = create(client, "kozel", humans(2))
+    gid, seat = g["game"]["id"], g["game"]["to_move"]
+    r = client.post(f"/v1/games/{gid}/suggestions",
+                    json={"engine": "ismcts", "params": {"iterations": 30}, "workers": 3},
+                    headers=bearer(tokens_by_seat(g)[seat]), environ_base={"REMOTE_ADDR": "10.5.0.1"})
+    assert r.status_code == 202
+    merge = Job.fetch(r.get_json()["id"], connection=redis_conn)
+    parts = merge.meta["parts"]
+    suggest = Queue("suggest", connection=redis_conn)
+    assert suggest.job_ids == [parts[0]]  # only the first part is on the queue
+    assert [_status(redis_conn, p) for p in parts[1:]] == [JobStatus.DEFERRED] * 2
+    assert [Job.fetch(p, connection=redis_conn).dependency_ids for p in parts[1:]] == [[parts[0]], [parts[1]]]
+    # a bystander's suggestion goes straight to the queue, beside the one part
+    b = create(client, "kozel", humans(2))
+    rb = client.post(f"/v1/games/{b['game']['id']}/suggestions", json={"engine": "greedy"},
+                     headers=bearer(tokens_by_seat(b)[b["game"]["to_move"]]), environ_base={"REMOTE_ADDR": "10.5.0.9"})
+    assert set(suggest.job_ids) == {parts[0], rb.get_json()["id"]}
+    for _ in range(3):
+        SimpleWorker([suggest], connection=redis_conn).work(burst=True, max_jobs=1)
+        on_queue = [j for j in suggest.job_ids if j in parts]
+        assert len(on_queue) <= 1, on_queue  # never two parts waiting for workers at once
+    SimpleWorker([suggest], connection=redis_conn).work(burst=True)
+    job = Job.fetch(merge.id, connection=redis_conn)
+    assert job.get_status() == JobStatus.FINISHED
+    assert job.return_value()["stats"]["searches"] == 3  # every part ran, and the merge took them all
 
 
 def test_ai_seats_searches_are_charged_to_their_creator_and_past_its_budget_the_seat_moves_greedy(
