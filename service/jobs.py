@@ -62,8 +62,10 @@ def play_turn(game_id: str, version: int, attempt: int = 0) -> dict[str, Any]:
     if result["outcome"] == "played":
         if ctx.store.finished([game_id]).get(game_id):
             # the move that ended the game: its record would outlive everything anyone reads of it (the
-            # game's own document holds the end, and the view no longer names the job), so RQ keeps none
+            # game's own document holds the end, and the view no longer names the job), so RQ keeps none,
+            # and the game's job list forgets it
             job.result_ttl = 0
+            ctx.store.forget_job(game_id, job.id)
         queues.forget_earlier_play_jobs(job.connection, game_id, version)
     return result
 

@@ -370,6 +370,10 @@ class Store:
         pipe.expire(jobs_key(game_id), self.ttl)
         pipe.execute()
 
+    def forget_job(self, game_id: str, job_id: str) -> None:
+        """Take a job that keeps no record out of the game's job list."""
+        self.conn.srem(jobs_key(game_id), job_id)
+
     def set_ai_job(self, game_id: str, version: int, job_id: str) -> bool:
         return bool(self._set_ai_job(keys=[game_key(game_id)], args=[version, job_id]))
 

@@ -142,3 +142,4 @@ def test_a_finished_all_ai_game_keeps_no_job_record(make_app):
     left = sorted(k.decode() for k in conn.scan_iter(f"*{gid}*"))
     assert [k for k in left if k.startswith("rq:job:") and not k.endswith(":dependencies")] == []
     assert [k for k in left if k.startswith("rq:results:")] == []
+    assert [j for j in conn.smembers(keys.jobs_key(gid)) if j.decode().startswith("play-")] == []
