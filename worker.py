@@ -71,7 +71,7 @@ class ForkingWorker(logs.JobLogContext, ResilientWorker, Worker):
     """RQ's forking ``Worker`` (``--fork``), with the same log context."""
 
 
-WORKER_CLASS: type[BaseWorker] = TilehouseWorker
+WORKER_CLASS: type[TilehouseWorker] = TilehouseWorker
 
 
 def queue_names(spec: str) -> list[str]:

@@ -236,7 +236,7 @@ def wait_cost(url: str, moves: int, rounds: int) -> dict[str, Any]:
 def _positions(rules_id: str, count: int, seed: int) -> list[engine.State]:
     rng = random.Random(seed)
     players = engine.RULES[rules_id].default_players
-    out = []
+    out: list[engine.State] = []
     while len(out) < count:
         state = engine.new_game(rules_id, players=players, seed=rng.randrange(1 << 30))
         for _ in range(rng.randrange(0, 6)):
@@ -262,6 +262,7 @@ def decision_costs(positions: int, seed: int = 11) -> dict[str, dict[str, float]
             spent = []
             for state in states:
                 seat = state.to_move
+                assert seat is not None  # _positions keeps only positions with a seat to move
                 t = time.process_time()
                 eng.choose(state.clone(), seat, full, rng)
                 spent.append(time.process_time() - t)

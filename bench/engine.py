@@ -47,7 +47,7 @@ def _run(start: engine.State, rng: random.Random, seconds: float, fresh: bool) -
     return playouts, moves, time.perf_counter() - t0, time.process_time() - cpu
 
 
-def bench_rules(rules_id: str, players: int, seconds: float, seed: int = 1) -> dict[str, float]:
+def bench_rules(rules_id: str, players: int, seconds: float, seed: int = 1) -> dict[str, str | int | float | None]:
     start = engine.new_game(rules_id, players=players, seed=seed)
     playouts, moves, elapsed, cpu = _run(start, random.Random(seed), seconds, fresh=False)
     f_playouts, _, f_elapsed, f_cpu = _run(start, random.Random(seed), seconds, fresh=True)

@@ -215,7 +215,8 @@ def interleaved(ports: Mapping[str, int], seconds: float, clients: int, rounds: 
     processes spent per request, which the machine's other load does not change the way it changes
     requests per second."""
     endpoints = {label: _endpoints(port, clients) for label, port in ports.items()}
-    pooled = {label: {name: ([], 0.0) for name, _ in eps} for label, eps in endpoints.items()}
+    pooled: dict[str, dict[str, tuple[list[float], float]]] = {
+        label: {name: ([], 0.0) for name, _ in eps} for label, eps in endpoints.items()}
     cpu: dict[str, dict[str, float]] = {label: {name: 0.0 for name, _ in eps} for label, eps in endpoints.items()}
     for _ in range(rounds):
         for k in range(len(next(iter(endpoints.values())))):
