@@ -259,6 +259,8 @@ def ensure_ai_progress(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | N
         return True
     if status == JobStatus.DEFERRED:
         return ai_share.release_if_orphaned(conn, job)  # waits in its creator's chain, unless orphaned
+    if status == JobStatus.READY_TO_ENQUEUE:
+        return recovery.enqueue_if_ready(conn, job)  # released by its chain, left off the queue by RQ
     attempt = next((i for i, (suffix, _) in enumerate(CHAIN) if suffix and game.ai_job.endswith(suffix)), 0)
     if status is None:
         return schedule_play(conn, game, attempt=attempt, cfg=cfg) is not None

@@ -224,3 +224,68 @@ def test_a_job_in_no_queue_that_a_live_worker_starts_meanwhile_is_not_stranded(r
     job.get_status(refresh=True)
     assert not recovery.stranded(redis_conn, job, 1, now=later,
                                  sleep=lambda _: job.set_status(JobStatus.STARTED))
+
+
+# --------------------------------------------------------------------------- jobs RQ left ready
+
+def _leave_ready(conn, job_id: str) -> None:
+    """What RQ 3 does when it gives up queueing a released dependent (a contended ``ReadyJobRegistry``):
+    the job is ``ready_to_enqueue`` in the registry, on no queue, until the next maintenance round."""
+    from rq.registry import ReadyJobRegistry
+
+    job = Job.fetch(job_id, connection=conn)
+    conn.lrem(f"rq:queue:{job.origin}", 0, job_id)
+    job.set_status(JobStatus.READY_TO_ENQUEUE)
+    ReadyJobRegistry(job.origin, connection=conn).add(job)
+
+
+@pytest.mark.parametrize("reader", ["view", "job poll"])
+def test_a_play_job_rq_left_ready_is_queued_by_the_next_read_not_the_next_maintenance_round(app, redis_conn,
+                                                                                           reader):
+    """Fair share's chain (service.fairplay.ai_share) must never stand still: a play job whose dependency
+    ended but that RQ left ready, on no queue, is queued by the next view of its game or poll of the job."""
+    client = app.test_client()
+    created = create(client, "kozel", [{"kind": "ai", "engine": "greedy"}, {"kind": "ai", "engine": "greedy"}])
+    game_id = created["game"]["id"]
+    queue = app.extensions["queues"]["play"]
+    (job_id,) = queue.job_ids
+    _leave_ready(redis_conn, job_id)
+    assert queue.job_ids == []
+    url = f"/v1/games/{game_id}" if reader == "view" else f"/v1/jobs/{job_id}"
+    assert client.get(url).status_code == 200
+    assert queue.job_ids == [job_id]
+    assert Job.fetch(job_id, connection=redis_conn).get_status() == JobStatus.QUEUED
+    assert client.get(url).status_code == 200
+    assert queue.job_ids == [job_id], "queued once, never twice"
+
+
+def _release_behind(dependency_id: str) -> None:
+    """A job that ends ``dependency_id`` and moves its dependents to ready without queueing them, as a
+    worker that lost the race for the ready registry does."""
+    from rq import get_current_job
+    from rq.queue import Queue
+
+    job = get_current_job()
+    assert job is not None
+    done = Job.fetch(dependency_id, connection=job.connection)
+    done.set_status(JobStatus.FINISHED)
+    Queue(done.origin, connection=job.connection).move_dependents_to_ready(done)
+
+
+def test_a_worker_queues_the_jobs_rq_left_ready_after_each_job(redis_conn):
+    """After each job a worker queues what RQ left ready (recovery.enqueue_ready): the dependent runs in
+    the same burst, instead of waiting for a maintenance round (which a burst worker never reaches again)."""
+    from rq import Queue
+
+    from worker import TilehouseWorker
+
+    queue = Queue("play", connection=redis_conn)
+    dependency = queue.enqueue_call("builtins.len", args=("d",), job_id="test-dependency")
+    redis_conn.lrem(queue.key, 0, dependency.id)  # taken by nobody: the test ends it by hand
+    dependent = queue.enqueue_call("builtins.len", args=("abc",), job_id="test-dependent", depends_on=dependency)
+    assert dependent.get_status() == JobStatus.DEFERRED
+    queue.enqueue_call(_release_behind, args=(dependency.id,), job_id="test-releaser")
+    TilehouseWorker(["play"], connection=redis_conn).work(burst=True, with_scheduler=False)
+    assert Job.fetch("test-releaser", connection=redis_conn).get_status() == JobStatus.FINISHED
+    dependent = Job.fetch("test-dependent", connection=redis_conn)
+    assert dependent.get_status() == JobStatus.FINISHED and dependent.return_value() == 3

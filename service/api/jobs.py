@@ -93,7 +93,8 @@ def get_job(job_id: str) -> ResponseReturnValue:
         job.get_status(refresh=True)
     elif recovery.stranded(conn(), job, current_app.config["ABANDONED_JOB_SECONDS"]):
         recovery.requeue_stranded(conn(), job)  # taken off its queue by a worker a failover cut off
-    elif ai_share.release_if_orphaned(conn(), job):  # deferred in its client's chain behind nothing
+    elif ai_share.release_if_orphaned(conn(), job) or recovery.enqueue_if_ready(conn(), job):
+        # deferred in its client's chain behind nothing, or released but left off its queue by RQ
         job.get_status(refresh=True)
     if job.meta.get("kind") == "suggestion":
         try:

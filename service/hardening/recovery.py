@@ -79,7 +79,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -89,7 +89,7 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.executions import Execution, ExecutionRegistry
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
-from rq.registry import StartedJobRegistry
+from rq.registry import ReadyJobRegistry, StartedJobRegistry
 from rq.results import Result
 from rq.scheduler import RQScheduler
 from rq.timeouts import TimerDeathPenalty
@@ -134,6 +134,35 @@ def worker_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "job_monitoring_interval": int(cfg["JOB_HEARTBEAT_SECONDS"])}
 
 
+def enqueue_ready(conn: redis.Redis, queue_names: Iterable[str], attempts: int = 3) -> int:
+    """Queue every job that RQ left *ready* on the given queues; the number queued.
+
+    RQ 3 releases a finished job's dependents in two steps: inside the job's own transaction it marks them
+    ``ready_to_enqueue`` in the queue's ``ReadyJobRegistry``, then it moves them onto the queue one by one,
+    each under a WATCH of that registry -- and gives up on one whose WATCH fails, leaving it to the next
+    maintenance round's cleanup.  Two workers that finish jobs at the same moment both write the registry,
+    so one of them gives up: the AI work chained behind that job (``service.fairplay.ai_share``) stood
+    still for up to ``WORKER_MAINTENANCE_SECONDS`` (2-8 s measured under ``bench fairness --attack``).  So
+    every worker runs this after each job, and the read-side watchdogs for a ready job they meet; RQ's
+    ``enqueue_jobs`` never queues a job twice, and a job another caller queues first is skipped."""
+    queued = 0
+    for name in queue_names:
+        registry = ReadyJobRegistry(name, connection=conn)
+        for _ in range(attempts):
+            if not conn.zcard(registry.key):
+                break
+            queued += len(registry.cleanup())
+    return queued
+
+
+def enqueue_if_ready(conn: redis.Redis, job: Job) -> bool:
+    """Queue ``job`` now if RQ left it ready (its dependencies done) but not queued (:func:`enqueue_ready`).
+    True when it queued it."""
+    if job.get_status(refresh=False) != JobStatus.READY_TO_ENQUEUE:
+        return False
+    return bool(ReadyJobRegistry(job.origin, connection=conn).enqueue_jobs([job.id]))
+
+
 class ResilientWorker(BaseWorker):
     """An RQ worker whose scheduler child is a :class:`BoundScheduler` and which remembers a stop request
     (``stopping``), for :func:`run_until_stopped`.  Mixed in ahead of RQ's worker classes."""
@@ -148,6 +177,7 @@ class ResilientWorker(BaseWorker):
     def execute_job(self, job: Job, queue: Queue) -> None:
         super().execute_job(job, queue)
         forget_if_game_gone(self.connection, job)
+        enqueue_ready(self.connection, self.queue_names())
 
     def _start_scheduler(self, burst: bool = False, logging_level: str | None = "INFO", *args: Any,
                          **kwargs: Any) -> None:
@@ -193,6 +223,9 @@ class RecoveringWorker(ResilientWorker, SimpleWorker):
             done.set()
             beat.join()
         forget_if_game_gone(self.connection, job)  # after the last heartbeat
+        # the dependents RQ marked ready but did not queue (a contended registry): queued now, not at the
+        # next maintenance round
+        enqueue_ready(self.connection, self.queue_names())
         self.set_state(WorkerStatus.IDLE)
 
     def _beat(self, job: Job, execution: Execution, done: threading.Event) -> None:
