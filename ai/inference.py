@@ -125,22 +125,129 @@ ARRANGE: dict[str, Callable[[State, Seat], State]] = {
 }
 
 
+#: the noise rates a seat's own ``eps`` is integrated over when ``eps`` is 0 (a uniform prior on this grid)
+EPS_GRID = (0.02, 0.1, 0.3, 0.6, 0.9)
+
+
 def log_likelihood(world: State, seat: Seat, eps: float) -> float:
-    """log P(what the other seats played in this deal | ``world``) under the opponent model."""
+    """log P(what the other seats played in this deal | ``world``) under the opponent model.  ``eps`` 0:
+    each other seat has a noise rate of its own, unknown, integrated over :data:`EPS_GRID` (so the moves of
+    a seat that has played like greedy all deal weigh much, those of one that rarely has, little)."""
     replay, agrees = REPLAYS[world.rules.id]
-    total = 0.0
+    if eps > 0.0:
+        total = 0.0
+        for before, mover, move in replay(world):
+            if mover == seat:
+                continue
+            n = len(before.legal_moves())
+            if n <= 1:
+                continue
+            total += math.log((1.0 - eps) * agrees(before, mover, move) + eps / n)
+        return total
+    per_seat: dict[Seat, list[float]] = {}
     for before, mover, move in replay(world):
         if mover == seat:
             continue
         n = len(before.legal_moves())
         if n <= 1:
             continue
-        total += math.log((1.0 - eps) * agrees(before, mover, move) + eps / n)
+        a = agrees(before, mover, move)
+        logs = per_seat.setdefault(mover, [0.0] * len(EPS_GRID))
+        for k, e in enumerate(EPS_GRID):
+            logs[k] += math.log((1.0 - e) * a + e / n)
+    total = 0.0
+    for logs in per_seat.values():
+        top = max(logs)
+        total += top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
     return total
 
 
+def _tiengow_slots(world: State, seat: Seat) -> tuple[list[list[Face]], list[tuple[int, list[Face]]]]:
+    """Where ``seat`` cannot see: every other seat's hand (own hand: empty list) and every face-down play of
+    the deal as ``(player, tiles)`` in the order played (``seat``'s own kept as they are)."""
+    w = cast(TienGowState, world)
+    hands = [[] if p == seat else list(h) for p, h in enumerate(w.hands)]
+    downs = [(p, list(faces)) for _l, _w, ps in w.tricks for p, up, faces in ps if not up]
+    downs += [(p, list(faces)) for p, up, faces in w.cur if not up]
+    return hands, downs
+
+
+def _tiengow_swapped(world: State, seat: Seat, rng: random.Random) -> State | None:
+    """A Metropolis proposal: ``world`` with two hidden tiles of other seats exchanged (two hands, or a
+    hand and a face-down discard, or two discards -- of one seat or of two), so every hand and every
+    discard keeps its size and everything ``seat`` saw stays as it is; the proposal is symmetric (each
+    pair of places is as likely as its reverse).  ``None`` when the two tiles are of one face."""
+    w = cast(TienGowState, world)
+    hands, downs = _tiengow_slots(w, seat)
+    places: list[tuple[list[Face], int, int]] = []  # (container, index, container id)
+    for p, h in enumerate(hands):
+        places.extend((h, i, p) for i in range(len(h)))
+    for k, (p, faces) in enumerate(downs):
+        if p != seat:
+            places.extend((faces, i, len(hands) + k) for i in range(len(faces)))
+    if len(places) < 2:
+        return None
+    (a, i, ca), (b, j, cb) = rng.sample(places, 2)
+    if ca == cb or a[i] == b[j]:
+        return None
+    a[i], b[j] = b[j], a[i]
+    return w.rearranged([tuple(sorted(h)) if p != seat else w.hands[p] for p, h in enumerate(hands)],
+                        [tuple(sorted(faces)) for _p, faces in downs])
+
+
+#: rule set id -> the Metropolis proposal of ``chain`` (a world with two hidden tiles exchanged)
+PROPOSALS: dict[str, Callable[[State, Seat, random.Random], State | None]] = {
+    "tiengow": _tiengow_swapped,
+}
+
+
+def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
+          chains: int = 4) -> tuple[list[State], dict[str, float]] | None:
+    """Worlds of ``seat``'s information set drawn in proportion to their likelihood under the opponent
+    model by Metropolis sampling: ``chains`` chains, each from a fresh world arranged as the model plays
+    (``ARRANGE``), each ``steps // chains`` steps of :data:`PROPOSALS` accepted with probability
+    ``min(1, L(new) / L(old))``; the worlds of the second half of every chain are the pool (burn-in: the
+    first half).  The statistics: ``steps``, ``accepted`` (the share of proposals taken), the mean
+    log-likelihood of the pool and of the chains' starts.  ``None`` where there is nothing to weigh.
+
+    Only what ``seat`` saw is used: the starts are samples of its information set, a proposal exchanges
+    tiles that ``seat`` has not seen, and the likelihood is computed from the world alone."""
+    if state.rules.id not in PROPOSALS or steps < 1:
+        return None
+    replay = REPLAYS[state.rules.id][0]
+    uniform = state.determinizer(seat)
+    arrange = ARRANGE.get(state.rules.id)
+    propose = PROPOSALS[state.rules.id]
+    first = uniform(rng)
+    if not any(mover != seat for _b, mover, _m in replay(first)):
+        return None
+    per = max(2, steps // max(1, chains))
+    pool: list[State] = []
+    starts, taken, tried = [], 0, 0
+    for c in range(max(1, chains)):
+        world = first if c == 0 else uniform(rng)
+        if arrange is not None:
+            world = arrange(world, seat)
+        ll = log_likelihood(world, seat, eps)
+        starts.append(ll)
+        for step in range(per):
+            new = propose(world, seat, rng)
+            if new is not None:
+                tried += 1
+                new_ll = log_likelihood(new, seat, eps)
+                if new_ll >= ll or rng.random() < math.exp(new_ll - ll):
+                    world, ll = new, new_ll
+                    taken += 1
+            if step >= per // 2:
+                pool.append(world)
+    pooled = [log_likelihood(w, seat, eps) for w in pool[-1::-max(1, len(pool) // 8)]]
+    return pool, {"steps": float(per * max(1, chains)), "accepted": round(taken / max(1, tried), 3),
+                  "start_loglik": round(sum(starts) / len(starts), 3),
+                  "pool_loglik": round(sum(pooled) / len(pooled), 3)}
+
+
 def sampler(state: State, seat: Seat, worlds: int, eps: float,
-            rng: random.Random) -> tuple[Callable[[random.Random], State], dict[str, float]] | None:
+            rng: random.Random, mcmc: int = 0) -> tuple[Callable[[random.Random], State], dict[str, float]] | None:
     """A sampler of ``seat``'s information set weighted by the other seats' moves (importance resampling
     over ``worlds`` candidates drawn with ``rng``), and its statistics (``effective``: the effective number
     of candidates, ``1 / sum of squared normalised weights``; ``elapsed_ms``: the time it took, which the
@@ -149,6 +256,17 @@ def sampler(state: State, seat: Seat, worlds: int, eps: float,
     if state.rules.id not in REPLAYS:
         return None
     t0 = time.perf_counter()
+    if mcmc > 0:
+        made = chain(state, seat, mcmc, eps, rng)
+        if made is None:
+            return None
+        found, stats = made
+        last_world = len(found) - 1
+
+        def drawn(r: random.Random) -> State:
+            return found[min(int(r.random() * len(found)), last_world)].clone()
+
+        return drawn, {**stats, "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3)}
     replay = REPLAYS[state.rules.id][0]
     uniform = state.determinizer(seat)
     arrange = ARRANGE.get(state.rules.id)

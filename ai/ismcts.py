@@ -540,8 +540,12 @@ class IsmctsEngine(Engine):
         Param("inference_worlds", int, 1, "candidate worlds the inference weighs by the other seats' moves "
               "(importance resampling); 1: none, every sampled world only arranged as the opponent model plays "
               "(Tien Gow: face-down discards are the weakest tiles)", minimum=1, maximum=10_000),
+        Param("inference_mcmc", int, 0, "with inference: Metropolis steps (in 4 chains) that draw the worlds in "
+              "proportion to their likelihood under the opponent model instead of weighing candidates "
+              "(ai.inference.chain); 0: none", minimum=0, maximum=100_000),
         Param("inference_eps", float, 0.5, "the opponent model's noise: the chance that another seat plays "
-              "a uniformly random legal move instead of the greedy one", minimum=0.001, maximum=1.0),
+              "a uniformly random legal move instead of the greedy one; 0: each seat's own, unknown, integrated over a "
+              "grid (ai.inference.EPS_GRID)", minimum=0.0, maximum=1.0),
     )
 
     #: strengths by search budget; the time limit only guards a slow machine
@@ -558,7 +562,8 @@ class IsmctsEngine(Engine):
         ``inference``, ``ai.inference.sampler``: the worlds weighted by the other seats' moves."""
         if not params["inference"]:
             return None, None
-        made = inference.sampler(state, seat, params["inference_worlds"], params["inference_eps"], rng)
+        made = inference.sampler(state, seat, params["inference_worlds"], params["inference_eps"], rng,
+                                 mcmc=params["inference_mcmc"])
         return (None, None) if made is None else made
 
     def _budget(self, state: State, seat: Seat, params: dict[str, Any],

@@ -122,3 +122,81 @@ def test_the_arranged_world_puts_each_other_seats_weakest_hidden_tiles_face_down
                 assert max(POWER[f] for f in down) <= min(POWER[f] for f in arranged.hands[p])
             if p == seat:
                 assert arranged.hands[p] == world.hands[p] and down == before
+
+
+MCMC = {**INFER, "inference_worlds": 1, "inference_mcmc": 40}
+
+
+def _all_tiles(state: State) -> list[int]:
+    """Every tile of the deal: the hands and every play of the deal, face up or down."""
+    tiles = [f for h in state.hands for f in h]
+    tiles += [f for _l, _w, ps in state.tricks for _p, _up, fs in ps for f in fs]
+    tiles += [f for _p, _up, fs in state.cur for f in fs]
+    return sorted(tiles)
+
+
+def test_metropolis_worlds_are_worlds_of_the_seats_information_set():
+    # the information-set rule of the fair AI: a proposal exchanges only tiles the seat has not seen, so
+    # every world of the chain shows the seat exactly what it saw (its hand, its own discards, every face-up
+    # play, every hand and discard size) and holds the same 32 tiles
+    for i, state in enumerate(_with_hidden_discards(4)):
+        seat = state.to_move
+        made = inference.chain(state, seat, 80, 0.3, random.Random(i))
+        assert made is not None
+        pool, stats = made
+        assert len(pool) == 40 and 0.0 < stats["accepted"] <= 1.0
+        seen = state.view(seat)
+        moved = False
+        for world in pool:
+            assert world.view(seat) == seen
+            assert _all_tiles(world) == _all_tiles(state)
+            assert [len(h) for h in world.hands] == [len(h) for h in state.hands]
+            moved = moved or world.hands != pool[0].hands
+        assert moved  # the chain does walk
+
+
+def test_metropolis_worlds_explain_greedy_opponents_better_than_uniform_ones():
+    # inference from what the other seats did: against seats that play greedy, the chain's worlds make
+    # their moves far likelier than the information set's uniform worlds do, and put more of their hidden
+    # tiles in the right hands
+    def right(world: State, truth: State, seat: int) -> float:
+        ok = total = 0
+        for p in range(4):
+            if p != seat:
+                left = list(truth.hands[p])
+                for f in world.hands[p]:
+                    total += 1
+                    if f in left:
+                        ok += 1
+                        left.remove(f)
+        return ok / total
+
+    uniform_ll = chain_ll = uniform_right = chain_right = 0.0
+    for i, state in enumerate(_with_hidden_discards(6)):
+        seat = state.to_move
+        made = inference.chain(state, seat, 200, 0.1, random.Random(i))
+        assert made is not None
+        pool = made[0]
+        uniform = [state.determinize(seat, random.Random(100 + k)) for k in range(len(pool))]
+        uniform_ll += sum(inference.log_likelihood(w, seat, 0.1) for w in uniform) / len(uniform)
+        chain_ll += sum(inference.log_likelihood(w, seat, 0.1) for w in pool) / len(pool)
+        uniform_right += sum(right(w, state, seat) for w in uniform) / len(uniform)
+        chain_right += sum(right(w, state, seat) for w in pool) / len(pool)
+    assert chain_ll > uniform_ll + 6 * 3.0  # about e^3 likelier a position, on average
+    assert chain_right > uniform_right * 1.2
+
+
+def test_states_with_the_same_observation_history_get_the_same_metropolis_decision():
+    # the fair-AI rule, with the Metropolis sampler on: two true states with the same observation history
+    # (other hands and other face-down discards behind it) give the identical decision
+    rng = random.Random("inference/mcmc-iset")
+    for state in _with_hidden_discards(3):
+        seat = state.to_move
+        other = state.determinize(seat, rng)
+        assert other.view(seat) == state.view(seat) and other.to_dict() != state.to_dict()
+        a = ai.decide("ismcts", state, seat, MCMC, seed=5)
+        b = ai.decide("ismcts", other, seat, MCMC, seed=5)
+        assert a.move.id == b.move.id
+        assert a.stats["candidates"] == b.stats["candidates"]
+        assert a.stats["inference"]["accepted"] == b.stats["inference"]["accepted"]
+        assert a.stats["inference"]["pool_loglik"] == b.stats["inference"]["pool_loglik"]
