@@ -129,29 +129,26 @@ ARRANGE: dict[str, Callable[[State, Seat], State]] = {
 EPS_GRID = (0.02, 0.1, 0.3, 0.6, 0.9)
 
 
-def log_likelihood(world: State, seat: Seat, eps: float) -> float:
-    """log P(what the other seats played in this deal | ``world``) under the opponent model.  ``eps`` 0:
-    each other seat has a noise rate of its own, unknown, integrated over :data:`EPS_GRID` (so the moves of
-    a seat that has played like greedy all deal weigh much, those of one that rarely has, little)."""
+def _scored_moves(world: State, seat: Seat) -> Iterator[tuple[Seat, bool, int]]:
+    """Every other seat's move of the deal so far with a real choice, as ``world`` has it: the mover,
+    whether the move plays like greedy's, and how many legal moves there were."""
     replay, agrees = REPLAYS[world.rules.id]
-    if eps > 0.0:
-        total = 0.0
-        for before, mover, move in replay(world):
-            if mover == seat:
-                continue
-            n = len(before.legal_moves())
-            if n <= 1:
-                continue
-            total += math.log((1.0 - eps) * agrees(before, mover, move) + eps / n)
-        return total
-    per_seat: dict[Seat, list[float]] = {}
     for before, mover, move in replay(world):
         if mover == seat:
             continue
         n = len(before.legal_moves())
-        if n <= 1:
-            continue
-        a = agrees(before, mover, move)
+        if n > 1:
+            yield mover, agrees(before, mover, move), n
+
+
+def log_likelihood(world: State, seat: Seat, eps: float) -> float:
+    """log P(what the other seats played in this deal | ``world``) under the opponent model.  ``eps`` 0:
+    each other seat has a noise rate of its own, unknown, integrated over :data:`EPS_GRID` (so the moves of
+    a seat that has played like greedy all deal weigh much, those of one that rarely has, little)."""
+    if eps > 0.0:
+        return sum(math.log((1.0 - eps) * a + eps / n) for _mover, a, n in _scored_moves(world, seat))
+    per_seat: dict[Seat, list[float]] = {}
+    for mover, a, n in _scored_moves(world, seat):
         logs = per_seat.setdefault(mover, [0.0] * len(EPS_GRID))
         for k, e in enumerate(EPS_GRID):
             logs[k] += math.log((1.0 - e) * a + e / n)
