@@ -94,7 +94,7 @@ class GcPauses:
         return {"collections": len(self.pauses), "full_collections": len(full),
                 "longest_pause_ms": round(max((p for _g, p in self.pauses), default=0.0) * 1000, 2),
                 "longest_full_ms": round(max(full, default=0.0) * 1000, 2),
-                "total_pause_ms": round(sum(p for _g, p in self.pauses) * 1000, 1)}
+                "total_pause_ms": round(sum(p for _g, p in self.pauses) * 1000, 2)}
 
 
 def rss_kib() -> int:
