@@ -187,3 +187,20 @@ def test_metropolis_worlds_explain_greedy_opponents_better_than_uniform_ones():
         chain_right += sum(right(w, state, seat) for w in pool) / len(pool)
     assert chain_ll > uniform_ll + 6 * 3.0  # about e^3 likelier a position, on average
     assert chain_right > uniform_right * 1.2
+
+
+def test_the_placement_bench_scores_worlds_against_the_true_hands():
+    # bench inference --placement: the share of hidden hand tiles a kind of world puts in the right hand is a
+    # share, the paired differences are the differences of the rows, and the true world would score 1
+    from ai.arena import Spec
+    from bench.inference import _right, placement
+
+    rows = placement("tiengow", Spec.parse("greedy"), 2, [(20, 0.1)])
+    assert {"uniform", "arranged", "chain 20 eps 0.1", "chain 20 eps 0.1 - arranged"} <= set(rows)
+    for key in ("uniform", "arranged", "chain 20 eps 0.1"):
+        assert len(rows[key]) == 2 and all(0.0 <= x <= 1.0 for x in rows[key])
+    assert rows["chain 20 eps 0.1 - arranged"] == [c - a for c, a in zip(rows["chain 20 eps 0.1"],
+                                                                         rows["arranged"], strict=True)]
+    state = _with_hidden_discards(1)[0]
+    assert _right(state, state, state.to_move) == 1.0
+    assert _right(state.determinize(state.to_move, random.Random(1)), state, state.to_move) < 1.0
