@@ -218,10 +218,12 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
     first = uniform(rng)
     if not any(mover != seat for _b, mover, _m in replay(first)):
         return None
-    per = max(2, steps // max(1, chains))
+    chains = max(1, chains)
+    per = max(2, steps // chains)
     pool: list[State] = []
+    pool_ll: list[float] = []
     starts, taken, tried = [], 0, 0
-    for c in range(max(1, chains)):
+    for c in range(chains):
         world = first if c == 0 else uniform(rng)
         if arrange is not None:
             world = arrange(world, seat)
@@ -237,10 +239,10 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
                     taken += 1
             if step >= per // 2:
                 pool.append(world)
-    pooled = [log_likelihood(w, seat, eps) for w in pool[-1::-max(1, len(pool) // 8)]]
-    return pool, {"steps": float(per * max(1, chains)), "accepted": round(taken / max(1, tried), 3),
+                pool_ll.append(ll)
+    return pool, {"steps": float(per * chains), "accepted": round(taken / max(1, tried), 3),
                   "start_loglik": round(sum(starts) / len(starts), 3),
-                  "pool_loglik": round(sum(pooled) / len(pooled), 3)}
+                  "pool_loglik": round(sum(pool_ll) / len(pool_ll), 3)}
 
 
 def sampler(state: State, seat: Seat, worlds: int, eps: float,

@@ -176,6 +176,12 @@ class ResilientWorker(BaseWorker):
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         super().execute_job(job, queue)
+        self.after_job(job)
+
+    def after_job(self, job: Job) -> None:
+        """What every worker does once a job has ended: forget the job if its game is gone, and queue the
+        dependents RQ marked ready but did not queue (:func:`enqueue_ready`), now and not at the next
+        maintenance round."""
         forget_if_game_gone(self.connection, job)
         enqueue_ready(self.connection, self.queue_names())
 
@@ -222,10 +228,7 @@ class RecoveringWorker(ResilientWorker, SimpleWorker):
         finally:
             done.set()
             beat.join()
-        forget_if_game_gone(self.connection, job)  # after the last heartbeat
-        # the dependents RQ marked ready but did not queue (a contended registry): queued now, not at the
-        # next maintenance round
-        enqueue_ready(self.connection, self.queue_names())
+        self.after_job(job)  # after the last heartbeat
         self.set_state(WorkerStatus.IDLE)
 
     def _beat(self, job: Job, execution: Execution, done: threading.Event) -> None:
