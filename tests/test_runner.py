@@ -346,3 +346,16 @@ def test_masked_url_hides_the_password_only():
     assert masked("redis://:pw@host:6379/0") == "redis://:***@host:6379/0"
     assert masked("redis://user:pw@host:6379/0") == "redis://user:***@host:6379/0"
     assert masked("redis://host:6379/0") == "redis://host:6379/0"
+
+
+def test_free_ports_lie_below_the_ephemeral_range_so_no_outgoing_connection_takes_one_first():
+    # a serve restarted on a fresh port failed once with "Address already in use": the free port it was
+    # given, from the ephemeral range, had become the source port of an outgoing connection meanwhile
+    from service.redis_local import _ephemeral_low, free_port
+
+    low = _ephemeral_low()
+    ports = {free_port() for _ in range(20)}
+    assert all(1024 < p < low for p in ports) and len(ports) > 1
+    for port in ports:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # each is free
