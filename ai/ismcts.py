@@ -183,7 +183,8 @@ class PairedResult(NamedTuple):
 def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: float,
            policy: Policy | None, rng: random.Random,
            rollout: Rollout | None = None, hidden: Hidden | None = None,
-           observe: Observe | None = None, worlds: Worlds | None = None) -> SearchResult:
+           observe: Observe | None = None, worlds: Worlds | None = None,
+           model: Policy | None = None, model_eps: float = 0.0) -> SearchResult:
     """Run SO-ISMCTS from ``root`` for ``seat`` (``SearchResult``: the tree, the iterations done, the
     elapsed seconds and the reward bounds ``lo``/``hi`` of the min-max scaling).  ``policy`` is the playout
     policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
@@ -192,7 +193,10 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     when given, is the fast path of another seat's node with that ``hidden`` (its distinct observation keys
     and the move played for each, in one call), used only for a rule set that hides moves.  ``worlds``, when
     given, samples the worlds instead of ``root.determinizer(seat)`` (a sampler weighted by inference, or
-    the reference engine's true state)."""
+    the reference engine's true state).  ``model``, when given, plays every other seat's move inside the tree
+    from that seat's hand in the sampled world (an opponent model: ``ismcts:opponents=greedy``), except a
+    share ``model_eps`` of them that the tree's UCB chooses as usual; the child is keyed by what ``seat``
+    observes of the model's move."""
     tree = Tree()
     kids = tree.kids
     visits = tree.visits
@@ -240,6 +244,23 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
                 break
             children = kids[node]
             shared = False
+            if model is not None and player != seat and (model_eps <= 0.0 or rng.random() >= model_eps):
+                # the opponent model plays another seat's move from its hand in this world: one child per
+                # observation it leads to, no choice by the tree's statistics
+                m = model(world, rng)
+                k = world.observed_keys((m,), seat)[0] if own_keys else m.seen_key
+                c = children.get(k)
+                if c is None:
+                    c = len(visits)
+                    children[k] = c
+                    kids.append({})
+                    visits.append(0)
+                    avail.append(1)
+                    total.append(0.0)
+                path.append((c, player))
+                world.apply(m)
+                node = c
+                continue
             if observe is not None and player != seat:
                 # the rule set's fast path: the distinct keys and the move played for each, in one call
                 keys, moves = observe(world)
@@ -546,6 +567,11 @@ class IsmctsEngine(Engine):
         Param("inference_eps", float, 0.5, "the opponent model's noise: the chance that another seat plays "
               "a uniformly random legal move instead of the greedy one; 0: each seat's own, unknown, integrated over a "
               "grid (ai.inference.EPS_GRID)", minimum=0.0, maximum=1.0),
+        Param("opponents", str, "tree", "how the search plays other seats' moves inside its tree: 'tree' (UCB "
+              "over the tree's statistics, the same whatever the seat holds) or 'greedy' (the greedy engine's "
+              "choice from the seat's hand in each sampled world)", choices=("tree", "greedy")),
+        Param("opponents_eps", float, 0.0, "with opponents='greedy': the share of other seats' tree moves "
+              "chosen by the tree's statistics instead", minimum=0.0, maximum=1.0),
     )
 
     #: strengths by search budget; the time limit only guards a slow machine
@@ -597,13 +623,23 @@ class IsmctsEngine(Engine):
         worlds, time_ms, extra = self._budget(state, seat, params, rng)
         found = search(
             state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"],
-            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe, worlds=worlds)
+            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe, worlds=worlds,
+            model=self._model(heuristics, params), model_eps=params["opponents_eps"])
         candidates = root_statistics(found.tree, moves, found.lo, found.hi)
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
         stats = {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3),
                  "playout": used, "candidates": candidates, **extra}
         return Decision(best, stats, tuple(moves))
+
+    @staticmethod
+    def _model(heuristics: Heuristics | None, params: dict[str, Any]) -> Policy | None:
+        """The opponent model ``opponents`` names: ``None`` for the tree's own UCB (or a rule set without
+        heuristics), else the greedy engine's one-ply choice for whichever seat is to move."""
+        if params["opponents"] != "greedy" or heuristics is None:
+            return None
+        policy, _ = playout_policy(heuristics, "greedy")
+        return policy
 
     def _paired(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
                 reps: list[Move], policy: Policy | None, rollout: Rollout | None, rollout_draws: bool,

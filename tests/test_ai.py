@@ -84,12 +84,13 @@ def test_registry_lists_the_builtin_engines_with_json_schemas():
 def test_ismcts_declares_its_parameters_with_bounds_and_choices():
     params = {p["name"]: p for p in ai.ENGINES["ismcts"].to_dict()["params"]}
     assert set(params) == {"iterations", "time_ms", "uct_c", "playout", "inference", "inference_worlds",
-                           "inference_mcmc", "inference_eps"}
+                           "inference_mcmc", "inference_eps", "opponents", "opponents_eps"}
     assert params["iterations"]["type"] == "integer" and params["iterations"]["minimum"] == 1
     assert params["time_ms"]["type"] == "integer" and "maximum" in params["time_ms"]
     assert params["uct_c"]["type"] == "number"
     assert params["playout"]["enum"] == ["random", "heuristic", "greedy"]
     assert params["inference"]["type"] == "boolean"
+    assert params["opponents"]["enum"] == ["tree", "greedy"] and params["opponents"]["default"] == "tree"
 
 
 # --------------------------------------------------------------------------- decide: errors
@@ -196,6 +197,35 @@ def test_ismcts_statistics_account_for_every_iteration(rules_id, playout):
         assert c["mean_reward"] is None or 0.0 <= c["mean_reward"] <= 1.0
 
 
+def test_with_an_opponent_model_other_seats_play_the_models_moves_inside_the_tree():
+    """``opponents='greedy'`` (docs/ai.md, ``ismcts``): at another seat's node of the tree the move is the
+    model's choice from that seat's hand in the sampled world, not the tree's UCB.  A Tien Gow lead by the
+    searching seat: the next seat's node (depth 2 of the tree) then has only children the model chose, where
+    the tree's own UCB tries every observation sooner or later."""
+    from ai.heuristics import heuristics_for
+    from ai.ismcts import search
+
+    state = engine.new_game("tiengow", players=4, seed=12)
+    seat = state.to_move
+    greedy = heuristics_for("tiengow").greedy
+    chosen: set[int] = set()
+
+    def model(world: State, rng: random.Random):
+        move = greedy(world, world.to_move, rng)
+        chosen.add(world.observed_keys((move,), seat)[0])
+        return move
+
+    def follower_keys(found) -> set[int]:
+        tree = found.tree
+        return {k for lead in tree.kids[0].values() for k in tree.kids[lead]}
+
+    with_model = search(state, seat, iterations=400, time_ms=600_000, uct_c=0.7, policy=None,
+                        rng=random.Random(1), model=model)
+    assert follower_keys(with_model) <= chosen
+    without = search(state, seat, iterations=400, time_ms=600_000, uct_c=0.7, policy=None, rng=random.Random(1))
+    assert follower_keys(without) - chosen, "the tree's own choice never strays from the model's: no test"
+
+
 @pytest.mark.parametrize("rules_id", RULE_IDS)
 @pytest.mark.parametrize("engine_id", ENGINE_IDS)
 def test_the_same_seed_gives_the_same_decision(rules_id, engine_id):
@@ -216,7 +246,9 @@ def test_states_in_the_same_information_set_get_the_same_decision_and_stats(rule
         other = same_information_set(state, seat, rng)
         differed += other.to_dict() != state.to_dict()
         for params in ([params_for(engine_id)] if engine_id != "ismcts"
-                       else [{**params_for("ismcts"), "playout": p} for p in ("random", "heuristic", "greedy")]):
+                       else [*({**params_for("ismcts"), "playout": p} for p in ("random", "heuristic", "greedy")),
+                             # the opponent model plays other seats from their hands in the sampled worlds only
+                             {**params_for("ismcts"), "opponents": "greedy", "opponents_eps": 0.25}]):
             a = ai.decide(engine_id, state, seat, params, seed=9)
             b = ai.decide(engine_id, other, seat, params, seed=9)
             assert a.move.id == b.move.id
