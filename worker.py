@@ -41,7 +41,7 @@ from rq.worker import BaseWorker
 import ai  # noqa: F401 - the AI engines, imported once for every job
 import engine  # noqa: F401 - the rule sets, imported once for every job
 from ai.ismcts import settle_gc
-from service import config, connections, jobs, logs  # noqa: F401 - jobs: the job functions, imported once
+from service import config, connections, jobs, logs, queues  # noqa: F401 - jobs: the job functions, imported once
 from service.hardening import redact
 from service.hardening.recovery import (
     RecoveringWorker,
@@ -64,11 +64,16 @@ from service.queues import QUEUE_ORDER
 class TilehouseWorker(logs.JobLogContext, RecoveringWorker):
     """``SimpleWorker`` whose every log line about a job carries the job's id and request id, with
     heartbeats while a job runs, so that a killed worker's job is failed over within seconds
-    (``RecoveringWorker``, service.hardening.recovery)."""
+    (``RecoveringWorker``, service.hardening.recovery), and the AI watch in every maintenance round (an AI
+    turn whose job was lost moves again though nobody reads its game: ``service.queues.sweep_ai_games``)."""
+
+    maintenance_tasks = (queues.sweep_ai_games,)
 
 
 class ForkingWorker(logs.JobLogContext, ResilientWorker, Worker):
-    """RQ's forking ``Worker`` (``--fork``), with the same log context."""
+    """RQ's forking ``Worker`` (``--fork``), with the same log context and maintenance."""
+
+    maintenance_tasks = (queues.sweep_ai_games,)
 
 
 WORKER_CLASS: type[TilehouseWorker] = TilehouseWorker

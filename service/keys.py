@@ -25,6 +25,12 @@ AI_JOBS_METRIC_KEY = f"{PREFIX}metrics:ai_jobs"
 #: hash of game counts, field ``created`` / ``finished`` -> count
 GAMES_METRIC_KEY = f"{PREFIX}metrics:games"
 
+#: sorted set of the games whose AI seat is to move, scored by when that turn was last seen to have a job
+#: (milliseconds): the workers' maintenance looks again at the stale ones (service.queues.sweep_ai_games)
+AI_WATCH_KEY = f"{PREFIX}ai:watch"
+#: held by the one worker that sweeps the AI watch in a maintenance round
+AI_WATCH_LOCK_KEY = f"{PREFIX}ai:watch:lock"
+
 _GAME = f"{PREFIX}game:"
 
 
@@ -147,6 +153,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("client AI share", re.compile(rf"{PREFIX}ai:client:.+:last"), "own", "the longest an AI job may wait and run"),
     Family("client streams", re.compile(rf"{PREFIX}streams:client:.+"), "own", "three keep-alives past its last lease"),
     Family("rate limits", re.compile(rf"{LIMITER_PREFIX}:LIMITER/.+"), "own", "the limit's window"),
+    Family("AI watch", re.compile(re.escape(AI_WATCH_KEY)), "own",
+           "refreshed by every AI turn; its entries leave with their games' AI turns"),
+    Family("AI watch lock", re.compile(re.escape(AI_WATCH_LOCK_KEY)), "own", "one maintenance round"),
     Family("seed secret", re.compile(re.escape(SEED_SECRET_KEY)), "never",
            "the server secret the seeds of every live game derive from"),
     Family("metrics", re.compile(rf"{PREFIX}metrics:(ai_jobs|games)"), "never",

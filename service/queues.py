@@ -13,6 +13,15 @@ out, its failure callback queues the next step of the chain (:data:`CHAIN`): the
 at it, so a game never stalls.  A work horse killed outright runs no callback; the game view notices a dead
 job for the current version and queues the next step itself (:func:`ensure_ai_progress`).
 
+The AI watch.  Nobody may be reading an all-AI table, and a job can be lost where no callback runs: a play
+job that commits its move just as Redis goes away (the next job's enqueue never reaches Redis, and the
+abandoned job's failure callback then finds the game moved on), or a job released by a chain whose
+predecessor's end Redis never recorded.  So every scheduled AI turn puts its game on the watch
+(:data:`service.keys.AI_WATCH_KEY`, scored by the time), and each maintenance round of the workers (one
+worker a round, under :data:`service.keys.AI_WATCH_LOCK_KEY`) runs the game view's watchdog,
+:func:`ensure_ai_progress`, for the games whose AI turn was last seen more than ``ABANDONED_JOB_SECONDS``
+ago (:func:`sweep_ai_games`), and drops the games whose AI turn is over.
+
 The pace of a table with no person at it.  When every seat is an AI seat, the play job of a move after
 the first is not queued at once: a scheduled *pace job*, ``pace-<game>-<version>``
 (:func:`service.keys.pace_job_id`), queues it ``AI_PACE_MS`` later (default 4 s; 0: no pause), through
@@ -54,7 +63,15 @@ from service import config
 from service.errors import GameNotFound
 from service.fairplay import ai_share, budget
 from service.hardening import recovery
-from service.keys import jobs_key, pace_job_id, play_job_id, suggestion_job_id, timeout_job_id
+from service.keys import (
+    AI_WATCH_KEY,
+    AI_WATCH_LOCK_KEY,
+    jobs_key,
+    pace_job_id,
+    play_job_id,
+    suggestion_job_id,
+    timeout_job_id,
+)
 from service.live import clock
 from service.store import Game, Store
 
@@ -134,6 +151,7 @@ def schedule_play(conn: redis.Redis, game: Game, *, attempt: int = 0, request_id
     if game.state.finished or not game.ai_to_move:
         return None
     cfg = cfg or settings()
+    watch(conn, game.id, cfg)
     creator = ai_share.creator_of(game.doc, game.id)
     seat = game.state.to_move
     assert seat is not None  # ai_to_move
@@ -267,6 +285,62 @@ def ensure_ai_progress(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | N
     if status in _DEAD:
         return next_attempt(conn, game.id, game.version, attempt, None, cfg) is not None
     return False
+
+
+def watch(conn: redis.Redis, game_id: str, cfg: Mapping[str, Any], now_ms: int | None = None) -> None:
+    """Put ``game_id`` on the AI watch (or mark it seen now), for :func:`sweep_ai_games`."""
+    stamp = int(time.time() * 1000) if now_ms is None else now_ms
+    with conn.pipeline(transaction=False) as pipe:
+        pipe.zadd(AI_WATCH_KEY, {game_id: stamp})
+        pipe.expire(AI_WATCH_KEY, int(cfg["GAME_TTL_SECONDS"]))
+        pipe.execute()
+
+
+#: KEYS: the AI watch.  ARGV: game id, the score it was read with.  Takes the game off the watch unless a
+#: new AI turn put it back meanwhile (its score then differs)
+UNWATCH_LUA = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) == ARGV[2] then
+  return redis.call('ZREM', KEYS[1], ARGV[1])
+end
+return 0
+"""
+
+#: the most games one maintenance round looks at (the longest unseen first; the rest wait a round)
+SWEEP_BATCH = 200
+
+
+def sweep_ai_games(conn: redis.Redis, cfg: Mapping[str, Any] | None = None, now_ms: int | None = None,
+                   lock: bool = True) -> int:
+    """One round of the AI watch (module docstring): for every watched game whose AI turn was last seen
+    more than ``ABANDONED_JOB_SECONDS`` ago, :func:`ensure_ai_progress` (and the game marked seen), or the
+    game dropped from the watch when its AI turn is over or it is gone.  ``lock``: only the worker that
+    takes this round's lock sweeps.  The number of games it queued a job for."""
+    cfg = cfg or settings()
+    if lock and not conn.set(AI_WATCH_LOCK_KEY, "1", nx=True,
+                             px=max(500, int(cfg["WORKER_MAINTENANCE_SECONDS"]) * 1000 - 500)):
+        return 0
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    stale = now - int(float(cfg["ABANDONED_JOB_SECONDS"]) * 1000)
+    entries = cast(list[tuple[bytes, float]], conn.zrangebyscore(AI_WATCH_KEY, "-inf", stale, start=0,
+                                                                 num=SWEEP_BATCH, withscores=True))
+    store = Store(conn, cfg["GAME_TTL_SECONDS"])
+    unwatch = conn.register_script(UNWATCH_LUA)
+    queued = 0
+    for raw, score in entries:
+        game_id = raw.decode()
+        try:
+            game = store.get(game_id)
+        except GameNotFound:
+            game = None
+        if game is None or game.state.finished or not game.ai_to_move:
+            unwatch(keys=[AI_WATCH_KEY], args=[game_id, int(score)])
+            continue
+        if ensure_ai_progress(conn, game, cfg):
+            queued += 1
+            log.warning("an AI turn had no live job: queued its next step",
+                        extra={"game": game_id, "version": game.version})
+        conn.zadd(AI_WATCH_KEY, {game_id: now}, xx=True, gt=True)
+    return queued
 
 
 def schedule_timeout(conn: redis.Redis, game: Game, cfg: Mapping[str, Any] | None = None) -> Job | None:

@@ -152,6 +152,66 @@ def test_a_lost_play_job_is_requeued_by_the_watchdog(app, client, drain):
     assert client.get(f"/v1/games/{game_id}").get_json()["version"] >= 1
 
 
+def _watched(conn) -> dict[str, float]:
+    return {k.decode(): v for k, v in conn.zrange(keys.AI_WATCH_KEY, 0, -1, withscores=True)}
+
+
+def test_the_ai_watch_requeues_a_lost_play_job_and_leaves_a_waiting_one_alone(app, client, drain):
+    """Rule (service.queues, "The AI watch"): a watched AI turn unseen for ABANDONED_JOB_SECONDS whose job
+    is gone gets it again; one whose job waits keeps that one job.  The lost job heads its client's chain,
+    and the game after it waits on its id: queued again, it must not wait behind that game (a cycle)."""
+    conn = app.extensions["redis"]
+    lost, waiting = (_ai_first_game(client)["game"]["id"] for _ in range(2))
+    assert set(_watched(conn)) == {lost, waiting}
+    Job.fetch(play_job_id(lost, 0), connection=conn).delete()  # as if Redis lost it
+    Queue("play", connection=conn).remove(play_job_id(lost, 0))
+    later = int(time.time() * 1000) + app.config["ABANDONED_JOB_SECONDS"] * 1000 + 1000
+    assert queues.sweep_ai_games(conn, app.config, later - 2000 * app.config["ABANDONED_JOB_SECONDS"],
+                                 lock=False) == 0  # not stale yet: nothing looked at
+    waiting_job = Job.fetch(play_job_id(waiting, 0), connection=conn)
+    assert queues.sweep_ai_games(conn, app.config, later, lock=False) == 1
+    # the lost turn has its job again (queued, or deferred behind the client's other AI job: fairplay.ai_share)
+    assert Job.fetch(play_job_id(lost, 0), connection=conn).get_status() in ("queued", "deferred")
+    assert Job.fetch(play_job_id(waiting, 0), connection=conn).enqueued_at == waiting_job.enqueued_at
+    assert _watched(conn) == {lost: later, waiting: later}  # both marked seen
+    drain()
+    # the job waiting in the client's chain behind the lost one (fairplay.ai_share) waited on the lost one's
+    # id: the next round finds what it waits on over and releases it
+    assert queues.sweep_ai_games(conn, app.config, later + 10_000, lock=False) == 1
+    drain()
+    assert Store(conn, 60).version(lost) >= 1 and Store(conn, 60).version(waiting) >= 1
+
+
+def test_the_ai_watch_drops_games_whose_ai_turn_is_over_or_that_are_gone(app, client, drain):
+    """Rule (service.queues, "The AI watch"): the sweep forgets a game once a person is to move, or once the
+    game is deleted, and queues nothing for it."""
+    conn = app.extensions["redis"]
+    moved = _ai_first_game(client)
+    deleted = _ai_first_game(client)
+    drain()  # the AI seats move: a person is to move in both
+    r = client.delete(f"/v1/games/{deleted['game']['id']}", headers=bearer(deleted["admin_token"]))
+    assert r.status_code == 204
+    assert set(_watched(conn)) == {moved["game"]["id"], deleted["game"]["id"]}
+    later = int(time.time() * 1000) + app.config["ABANDONED_JOB_SECONDS"] * 1000 + 1000
+    assert queues.sweep_ai_games(conn, app.config, later, lock=False) == 0
+    assert _watched(conn) == {} and _play_queue_ids(app) == []
+
+
+def test_one_worker_sweeps_the_ai_watch_per_maintenance_round(app, client):
+    """Rule (service.queues): the round's lock lets one sweep through; the others do nothing."""
+    conn = app.extensions["redis"]
+    assert queues.sweep_ai_games(conn, app.config) == 0
+    assert conn.pttl(keys.AI_WATCH_LOCK_KEY) > 0
+    game_id = _ai_first_game(client)["game"]["id"]
+    Job.fetch(play_job_id(game_id, 0), connection=conn).delete()
+    Queue("play", connection=conn).remove(play_job_id(game_id, 0))
+    later = int(time.time() * 1000) + app.config["ABANDONED_JOB_SECONDS"] * 1000 + 1000
+    assert queues.sweep_ai_games(conn, app.config, later) == 0  # the lock is held: another worker's round
+    assert _play_queue_ids(app) == []
+    conn.delete(keys.AI_WATCH_LOCK_KEY)
+    assert queues.sweep_ai_games(conn, app.config, later) == 1
+
+
 def _human_to_move(client):
     created = create(client, "tiengow", humans(4), seed=31)
     seat = created["game"]["to_move"]

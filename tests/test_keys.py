@@ -80,4 +80,4 @@ def test_every_key_of_a_whole_game_of_every_rule_set_is_declared_and_expires_wit
         else:
             assert 0 < ttl <= idle, f"{key} ({family.name}) expires in {ttl} s, not with the game"
     assert {"game", "events", "jobs", "ticket", "game budget", "client budget", "lobby", "client games",
-            "metrics", "rate limits"} <= set(found), sorted(found)
+            "metrics", "rate limits", "AI watch"} <= set(found), sorted(found)

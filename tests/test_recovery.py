@@ -4,7 +4,9 @@ processes run the jobs; the test kills the one running the job and watches what 
 
 - a play job: the game moves on within 30 s, found by the surviving worker's maintenance alone (nobody
   reads the game meanwhile, so the read-side watchdog plays no part);
-- a suggestion job: the asker's poll of the job turns ``failed`` with a problem document within 30 s.
+- a suggestion job: the asker's poll of the job turns ``failed`` with a problem document within 30 s;
+- a play job that Redis lost (no job left for the AI turn, so no failure callback ever runs): the workers'
+  AI watch moves the game within 30 s, nobody reading it (service.queues, "The AI watch").
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ import time
 import pytest
 from api_support import ROOT, bearer, create, humans, tokens_by_seat
 from processes import environment, start_worker, stop
+from rq import Queue
 from rq.job import Job, JobStatus
 
 from service import config
-from service.hardening.recovery import QuietMaintenance
+from service.hardening.recovery import QuietMaintenance, delete_jobs
+from service.queues import PLAY
 from service.store import Store
 
 pytestmark = pytest.mark.e2e
@@ -87,6 +91,33 @@ def test_a_play_job_of_a_killed_worker_is_rerun_and_the_game_moves_on_within_30_
     assert retry.return_value()["outcome"] == "played"
     assert retry.return_value()["version"] == 1
     assert elapsed < RECOVERY_SECONDS
+
+
+def test_an_ai_turn_whose_job_redis_lost_moves_within_30_s_though_nobody_reads_the_game(app, redis_conn, redis_url,
+                                                                                       tmp_path):
+    """Rule: a game never stalls, read or not (service.queues, "The AI watch").  A play job that commits its
+    move just as Redis goes away never queues the next one, and the failure callback of the job that did
+    that finds the game moved on: the AI is to move and no job exists.  That is the state made here, before
+    any worker runs; then two real workers start, and nobody reads the game."""
+    created = create(app.test_client(), "tiengow", [{"kind": "ai", "engine": "greedy"}] * 4)
+    game_id, job_id = created["game"]["id"], created["game"]["ai"]["job"]
+    Queue(PLAY, connection=redis_conn).remove(job_id)
+    delete_jobs(redis_conn, [job_id])
+    assert not Job.exists(job_id, connection=redis_conn)
+    store = Store(redis_conn, 3600)
+    env = environment(redis_url)
+    log = tmp_path / "worker.log"
+    procs = [start_worker(env, log) for _ in range(2)]
+    try:
+        started = time.monotonic()
+        while store.version(game_id) == 0:
+            assert all(p.poll() is None for p in procs), "a worker process exited"
+            assert time.monotonic() - started < RECOVERY_SECONDS, "the game did not move within 30 s"
+            time.sleep(0.1)
+    finally:
+        stop(procs)
+    assert any(line["msg"] == "an AI turn had no live job: queued its next step" and line.get("game") == game_id
+               for line in _log_lines(log))
 
 
 def test_a_suggestion_job_of_a_killed_worker_ends_failed_for_the_asker_within_30_s(app, workers, redis_conn):

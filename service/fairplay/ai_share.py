@@ -58,9 +58,32 @@ def link(conn: redis.Redis, cfg: Mapping[str, Any], client: str, job_id: str) ->
     if prev_id == job_id:
         return None
     status = _status(conn, prev_id)
-    if status is None or status in _OVER:
+    if status is None or status in _OVER or waits_on(conn, prev_id, job_id):
         return None
     return Dependency(jobs=[prev_id], allow_failure=True)
+
+
+#: how far back along a chain :func:`waits_on` looks (a client holds one job in the queues, so its chain is
+#: as long as the AI work it has asked for and not yet had done)
+CHAIN_LOOKBACK = 64
+
+
+def waits_on(conn: redis.Redis, job_id: str, target: str, limit: int = CHAIN_LOOKBACK) -> bool:
+    """Does ``job_id`` wait on ``target``, directly or through the jobs before it in its chain?  A job queued
+    again under the id of one that Redis lost (the watchdog's ``schedule_play``: a play job's id is its game
+    and version) may still have the chain's later jobs waiting on that id: linked behind the chain's tail,
+    it would wait on a job that waits on it, and neither would ever run."""
+    current = job_id
+    for _ in range(limit):
+        # RQ's own key of a job's dependencies (``Job.dependencies_key``), without building a Job
+        deps = conn.smembers(f"{Job.redis_job_namespace_prefix}:{current}:dependencies")
+        names = {d.decode() if isinstance(d, bytes) else str(d) for d in deps}
+        if target in names:
+            return True
+        if not names:
+            return False
+        current = min(names)
+    return False
 
 
 def release_if_orphaned(conn: redis.Redis, job: Job) -> bool:

@@ -41,6 +41,12 @@ Linux the kernel sends it SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG
 each scheduler round first checks that its parent is the one that started it; either way it stops as RQ's
 scheduler stops on SIGTERM, releasing its locks, so the next worker to start takes them at once.
 
+Games nobody reads.  A job can also be lost where no failure callback runs (a play job that commits its
+move just as Redis goes away never queues the next one, and its abandoned-job callback then finds the game
+moved on): the workers' maintenance round runs ``maintenance_tasks`` after RQ's own cleanup, and
+``worker.py`` gives it the AI watch (``service.queues.sweep_ai_games``), the game view's watchdog for every
+game whose AI turn has gone unseen for ``ABANDONED_JOB_SECONDS``.
+
 A Redis restart used to end every worker: RQ retries a lost connection only while it waits for a job, and
 anything else that meets the dead connection (maintenance, a heartbeat, the end of a job, the worker's own
 teardown) ends the work loop.  :func:`run_until_stopped` runs the work loop again after such an end: it
@@ -81,7 +87,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import redis
 from rq import Queue, SimpleWorker
@@ -169,6 +175,19 @@ class ResilientWorker(BaseWorker):
 
     #: set once a stop was asked for (SIGTERM, SIGINT): the work loop then ends for good
     stopping = False
+    #: more work for every maintenance round, after RQ's own, each called with the worker's connection
+    #: (``worker.py``: the AI watch, ``service.queues.sweep_ai_games``); a task that fails is logged and
+    #: tried again next round
+    maintenance_tasks: ClassVar[tuple[Callable[[redis.Redis], object], ...]] = ()
+
+    def clean_registries(self) -> None:
+        super().clean_registries()
+        for task in self.maintenance_tasks:
+            try:
+                task(self.connection)
+            except redis.RedisError as exc:
+                log.warning("a maintenance task failed", extra={"task": getattr(task, "__name__", str(task)),
+                                                                "error": str(exc)})
 
     def request_stop(self, signum: Any = None, frame: Any = None) -> None:
         self.stopping = True
