@@ -33,6 +33,7 @@ import random
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import cast
 
 from ai.heuristics import tiengow as tiengow_heuristics
@@ -129,6 +130,77 @@ ARRANGE: dict[str, Callable[[State, Seat], State]] = {
 EPS_GRID = (0.02, 0.1, 0.3, 0.6, 0.9)
 
 
+@dataclass(frozen=True)
+class SearchModel:
+    """The opponent model of *searching* players (``model="search"``): four chances, fitted by maximum
+    likelihood on deals of the search itself (``tilehouse bench inference --fit``), instead of "greedy,
+    with noise".  A lead: greedy's lead with chance ``lead``, else uniform over the legal leads.  A follow
+    that has a beat: a beat with chance ``beat`` -- the cheapest beat with chance ``cheapest``, else uniform
+    over the beats -- or else a face-down discard.  A discard (whether or not a beat was there): the weakest
+    tiles with chance ``weakest``, else uniform over the discards.  The search agrees with greedy's lead
+    hardly more often than chance, beats when it can about three times in five and discards its weakest
+    tiles about half the time: so a lead says little of a hand, and a discard where the world had a beat
+    costs a world only a factor of 1 / (1 - beat), where the greedy model with small noise rules it out."""
+
+    lead: float
+    beat: float
+    cheapest: float
+    weakest: float
+
+
+#: rule set id -> the fitted model of searching players: ``tilehouse bench inference tiengow --fit --engine
+#: ismcts:iterations=1000,time_ms=600000 --sets 40 --seed 1001`` (870 decisions; docs/ai.md, "Inference")
+SEARCH_MODELS: dict[str, SearchModel] = {
+    "tiengow": SearchModel(lead=0.04, beat=0.63, cheapest=0.47, weakest=0.37),
+}
+
+#: a decision of another seat as the search model sees it: (kind, plays like the model's favourite, options,
+#: favourites) with kind ``lead``, ``beat``, ``discard`` (a beat was there) or ``forced discard`` (none was);
+#: equally good favourites (a tie) share the favourite's chance
+Feature = tuple[str, bool, int, int]
+
+
+def _tiengow_feature(before: State, mover: Seat, move: Move) -> Feature:
+    """What the search model weighs of ``move`` (``SearchModel``): its kind, whether it is a favourite of
+    that kind (greedy's lead -- any group like it, as ``_tiengow_agrees`` counts --, the cheapest beat, the
+    weakest discard), among how many moves of that kind and how many favourites."""
+    moves = before.legal_moves()
+    if not cast(TienGowState, before).cur:
+        g = tiengow_heuristics.greedy(before, mover, random.Random(0))
+        like = [m for m in moves if m.code[2] == g.code[2] and m.code[3] == g.code[3]
+                and len(m.code[1]) == len(g.code[1])]
+        return "lead", move in like, len(moves), len(like)
+    power = tiengow_heuristics.power_of
+    beats = [m for m in moves if m.code[0]]
+    if move.code[0]:
+        best = min((m.code[3], power(m.code[1])) for m in beats)
+        cheapest = [m for m in beats if (m.code[3], power(m.code[1])) == best]
+        return "beat", move in cheapest, len(beats), len(cheapest)
+    discards = [m for m in moves if not m.code[0]]
+    least = min(power(m.code[1]) for m in discards)
+    weakest = [m for m in discards if abs(power(m.code[1]) - least) < 1e-9]
+    return ("discard" if beats else "forced discard"), move in weakest, len(discards), len(weakest)
+
+
+#: rule set id -> the search model's view of a decision (``_tiengow_feature``)
+FEATURES: dict[str, Callable[[State, Seat, Move], Feature]] = {
+    "tiengow": _tiengow_feature,
+}
+
+
+def search_log_p(model: SearchModel, feature: Feature) -> float:
+    """log P(the move | the position) under ``model``, from the move's ``feature``: a favourite of its kind
+    has ``chance / favourites + (1 - chance) / options``, any other move of that kind
+    ``(1 - chance) / options``, so the chances of a position's moves sum to one."""
+    kind, hit, n, k = feature
+    if kind == "lead":
+        return math.log(model.lead * hit / k + (1.0 - model.lead) / n)
+    if kind == "beat":
+        return math.log(model.beat) + math.log(model.cheapest * hit / k + (1.0 - model.cheapest) / n)
+    p = model.weakest * hit / k + (1.0 - model.weakest) / n
+    return math.log(p * (1.0 - model.beat)) if kind == "discard" else math.log(p)
+
+
 def _scored_moves(world: State, seat: Seat) -> Iterator[tuple[Seat, bool, int]]:
     """Every other seat's move of the deal so far with a real choice, as ``world`` has it: the mover,
     whether the move plays like greedy's, and how many legal moves there were."""
@@ -141,10 +213,14 @@ def _scored_moves(world: State, seat: Seat) -> Iterator[tuple[Seat, bool, int]]:
             yield mover, agrees(before, mover, move), n
 
 
-def log_likelihood(world: State, seat: Seat, eps: float) -> float:
-    """log P(what the other seats played in this deal | ``world``) under the opponent model.  ``eps`` 0:
-    each other seat has a noise rate of its own, unknown, integrated over :data:`EPS_GRID` (so the moves of
-    a seat that has played like greedy all deal weigh much, those of one that rarely has, little)."""
+def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") -> float:
+    """log P(what the other seats played in this deal | ``world``) under the opponent model: ``model``
+    ``"greedy"`` (greedy with noise ``eps``; ``eps`` 0: each other seat has a noise rate of its own,
+    unknown, integrated over :data:`EPS_GRID`, so the moves of a seat that has played like greedy all deal
+    weigh much, those of one that rarely has, little) or ``"search"`` (:data:`SEARCH_MODELS`, ``eps``
+    unused)."""
+    if model == "search":
+        return _search_log_likelihood(world, seat)
     if eps > 0.0:
         return sum(math.log((1.0 - eps) * a + eps / n) for _mover, a, n in _scored_moves(world, seat))
     per_seat: dict[Seat, list[float]] = {}
@@ -157,6 +233,21 @@ def log_likelihood(world: State, seat: Seat, eps: float) -> float:
         top = max(logs)
         total += top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
     return total
+
+
+def _search_log_likelihood(world: State, seat: Seat) -> float:
+    fitted = SEARCH_MODELS[world.rules.id]
+    feature = FEATURES[world.rules.id]
+    replay = REPLAYS[world.rules.id][0]
+    total = 0.0
+    for before, mover, move in replay(world):
+        if mover != seat and len(before.legal_moves()) > 1:
+            total += search_log_p(fitted, feature(before, mover, move))
+    return total
+
+
+#: the opponent models ``log_likelihood`` knows
+MODELS = ("greedy", "search")
 
 
 def _tiengow_slots(world: State, seat: Seat) -> tuple[list[list[Face]], list[tuple[int, list[Face]]]]:
@@ -199,7 +290,7 @@ PROPOSALS: dict[str, Callable[[State, Seat, random.Random], State | None]] = {
 
 
 def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
-          chains: int = 4) -> tuple[list[State], dict[str, float]] | None:
+          chains: int = 4, model: str = "greedy") -> tuple[list[State], dict[str, float]] | None:
     """Worlds of ``seat``'s information set drawn in proportion to their likelihood under the opponent
     model by Metropolis sampling: ``chains`` chains, each from a fresh world arranged as the model plays
     (``ARRANGE``), each ``steps // chains`` steps of :data:`PROPOSALS` accepted with probability
@@ -227,13 +318,13 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
         world = first if c == 0 else uniform(rng)
         if arrange is not None:
             world = arrange(world, seat)
-        ll = log_likelihood(world, seat, eps)
+        ll = log_likelihood(world, seat, eps, model)
         starts.append(ll)
         for step in range(per):
             new = propose(world, seat, rng)
             if new is not None:
                 tried += 1
-                new_ll = log_likelihood(new, seat, eps)
+                new_ll = log_likelihood(new, seat, eps, model)
                 if new_ll >= ll or rng.random() < math.exp(new_ll - ll):
                     world, ll = new, new_ll
                     taken += 1
@@ -246,7 +337,7 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
 
 
 def sampler(state: State, seat: Seat, worlds: int, eps: float,
-            rng: random.Random, mcmc: int = 0) -> tuple[Callable[[random.Random], State], dict[str, float]] | None:
+            rng: random.Random, mcmc: int = 0, model: str = "greedy") -> tuple[Callable[[random.Random], State], dict[str, float]] | None:
     """A sampler of ``seat``'s information set weighted by the other seats' moves (importance resampling
     over ``worlds`` candidates drawn with ``rng``), and its statistics (``effective``: the effective number
     of candidates, ``1 / sum of squared normalised weights``; ``elapsed_ms``: the time it took, which the
@@ -256,7 +347,7 @@ def sampler(state: State, seat: Seat, worlds: int, eps: float,
         return None
     t0 = time.perf_counter()
     if mcmc > 0:
-        made = chain(state, seat, mcmc, eps, rng)
+        made = chain(state, seat, mcmc, eps, rng, model=model)
         if made is None:
             return None
         found, stats = made
@@ -283,7 +374,7 @@ def sampler(state: State, seat: Seat, worlds: int, eps: float,
     pool = [determinize(rng) for _ in range(worlds)]
     if not any(mover != seat for _b, mover, _m in replay(pool[0])):
         return None
-    logs = [log_likelihood(w, seat, eps) for w in pool]
+    logs = [log_likelihood(w, seat, eps, model) for w in pool]
     top = max(logs)
     weights = [math.exp(x - top) for x in logs]
     total = sum(weights)

@@ -573,6 +573,9 @@ class IsmctsEngine(Engine):
         Param("inference_eps", float, 0.5, "the opponent model's noise: the chance that another seat plays "
               "a uniformly random legal move instead of the greedy one; 0: each seat's own, unknown, integrated over a "
               "grid (ai.inference.EPS_GRID)", minimum=0.0, maximum=1.0),
+        Param("inference_model", str, "greedy", "with inference: the opponent model the other seats' moves are "
+              "weighed by: 'greedy' (greedy with noise inference_eps) or 'search' (chances fitted on the search's "
+              "own play, ai.inference.SEARCH_MODELS)", choices=inference.MODELS),
         Param("opponents", str, "tree", "how the search plays other seats' moves inside its tree: 'tree' (UCB "
               "over the tree's statistics, the same whatever the seat holds) or 'greedy' (the greedy engine's "
               "choice from the seat's hand in each sampled world)", choices=("tree", "greedy")),
@@ -595,7 +598,7 @@ class IsmctsEngine(Engine):
         if not params["inference"]:
             return None, None
         made = inference.sampler(state, seat, params["inference_worlds"], params["inference_eps"], rng,
-                                 mcmc=params["inference_mcmc"])
+                                 mcmc=params["inference_mcmc"], model=params["inference_model"])
         return (None, None) if made is None else made
 
     def _budget(self, state: State, seat: Seat, params: dict[str, Any],

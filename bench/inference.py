@@ -12,9 +12,14 @@ moves there were.  It prints, per engine, the share of agreeing moves and the ma
 (seeds 0, 1, ..., stopped 9 + seed % 8 moves in, kept where another seat than the one to move has
 discarded face down), and at each the share of the other seats' hidden hand tiles that a world puts in
 the right hand: uniform worlds of the information set, the same arranged (``ai.inference.ARRANGE``), and
-the Metropolis chain's pool (``ai.inference.chain``) for each ``--chain STEPS:EPS``, with the chain's cost
+the Metropolis chain's pool (``ai.inference.chain``) for each ``--chain STEPS:EPS`` (``STEPS:search``: under
+the search model), with the chain's cost
 per step; means with a 95% interval over the positions, and the paired differences to the arranged worlds.
 The true hands are read here only to score the worlds, never by the sampler.
+
+``--fit``: the model of searching players (``ai.inference.SearchModel``, ``inference_model=search``) fitted
+by maximum likelihood on ``--sets`` deals of four seats of the (first) ``--engine``, seeds from ``--seed``:
+the chance of greedy's lead, of a beat where one exists, of the cheapest beat, of the weakest discard.
 """
 
 from __future__ import annotations
@@ -25,13 +30,31 @@ import math
 import random
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 import ai
 import engine
 from ai import inference
 from ai.arena import Spec, decision_seed, lineups
+from engine.game import Move, State
+
+
+def _decisions(rules_id: str, lineup: Sequence[Spec], seed: int) -> Iterator[tuple[State, int, Spec, Move]]:
+    """Every decision of one deal (``seed``) with ``lineup`` in the seats, as the arena plays it
+    (``ai.decide``, decisions seeded from the set and the move number): the position before the move (valid
+    until the next step), the mover, its engine and the move."""
+    state = engine.new_game(rules_id, players=len(lineup), seed=seed)
+    deal = state.deals_done
+    ply = 0
+    while not state.finished and state.deals_done == deal:
+        mover = state.to_move
+        assert mover is not None
+        spec = lineup[mover]
+        move = ai.decide(spec.engine, state, mover, dict(spec.params), decision_seed(seed, ply)).move
+        yield state, mover, spec, move
+        state.apply(move)
+        ply += 1
 
 
 def records(rules_id: str, specs: Sequence[Spec], sets: int, seed: int) -> dict[str, list[tuple[bool, int]]]:
@@ -41,20 +64,39 @@ def records(rules_id: str, specs: Sequence[Spec], sets: int, seed: int) -> dict[
     out: dict[str, list[tuple[bool, int]]] = {s.label: [] for s in specs}
     for i in range(sets):
         for lineup in lineups(specs, players):
-            state = engine.new_game(rules_id, players=players, seed=seed + i)
-            deal = state.deals_done
-            ply = 0
-            while not state.finished and state.deals_done == deal:
-                mover = state.to_move
-                assert mover is not None
-                spec = lineup[mover]
-                d = ai.decide(spec.engine, state, mover, dict(spec.params), decision_seed(seed + i, ply))
+            for state, mover, spec, move in _decisions(rules_id, lineup, seed + i):
                 n = len(state.legal_moves())
                 if n > 1:
-                    out[spec.label].append((agrees(state, mover, d.move), n))
-                state.apply(d.move)
-                ply += 1
+                    out[spec.label].append((agrees(state, mover, move), n))
     return out
+
+
+def features(rules_id: str, spec: Spec, sets: int, seed: int) -> list[inference.Feature]:
+    """The search model's view (``ai.inference.FEATURES``) of every decision with a real choice in ``sets``
+    deals of four ``spec`` seats (seeds from ``seed``, decisions seeded as the arena seeds them), on the
+    true position."""
+    feature = inference.FEATURES[rules_id]
+    lineup = [spec] * engine.RULES[rules_id].default_players
+    return [feature(state, mover, move) for i in range(sets) for state, mover, _s, move in
+            _decisions(rules_id, lineup, seed + i) if len(state.legal_moves()) > 1]
+
+
+def _share(rows: Sequence[tuple[bool, int, int]]) -> float:
+    """The chance ``q`` of 0.00..0.99 that maximises ``sum log(q [hit] / favourites + (1 - q) / n)`` over
+    ``rows`` of ``(hit, n, favourites)``."""
+    return max((k / 100 for k in range(100)),
+               key=lambda q: sum(math.log(q * hit / f + (1.0 - q) / n) for hit, n, f in rows))
+
+
+def fit_search_model(rows: Sequence[inference.Feature]) -> inference.SearchModel:
+    """The maximum-likelihood ``ai.inference.SearchModel`` of the decisions ``rows``."""
+    beats = [(hit, n, f) for kind, hit, n, f in rows if kind == "beat"]
+    could = len(beats) + sum(1 for kind, *_ in rows if kind == "discard")
+    return inference.SearchModel(
+        lead=_share([(hit, n, f) for kind, hit, n, f in rows if kind == "lead"]),
+        beat=round(len(beats) / max(1, could), 2),
+        cheapest=_share([(hit, n, f) for hit, n, f in beats if n > 1]),
+        weakest=_share([(hit, n, f) for kind, hit, n, f in rows if kind in ("discard", "forced discard") and n > 1]))
 
 
 def fit(rows: Sequence[tuple[bool, int]]) -> float:
@@ -79,7 +121,8 @@ def _right(world: Any, truth: Any, seat: int) -> float:
     return ok / max(1, total)
 
 
-def placement(rules_id: str, spec: Spec, count: int, chains: Sequence[tuple[int, float]]) -> dict[str, list[float]]:
+def placement(rules_id: str, spec: Spec, count: int,
+              chains: Sequence[tuple[int, float, str]]) -> dict[str, list[float]]:
     """Per position (see ``--placement``): name -> the mean share right of that kind of world."""
     players = engine.RULES[rules_id].default_players
     arrange = inference.ARRANGE[rules_id]
@@ -100,17 +143,25 @@ def placement(rules_id: str, spec: Spec, count: int, chains: Sequence[tuple[int,
         uniform = [state.determinize(seat, random.Random(100 + k)) for k in range(100)]
         rows["uniform"].append(statistics.mean(_right(w, state, seat) for w in uniform))
         rows["arranged"].append(statistics.mean(_right(arrange(w, seat), state, seat) for w in uniform))
-        for steps, eps in chains:
+        for steps, eps, model in chains:
             t0 = time.perf_counter()
-            made = inference.chain(state, seat, steps, eps, random.Random(i))
+            made = inference.chain(state, seat, steps, eps, random.Random(i), model=model)
             ms = (time.perf_counter() - t0) * 1000.0
             assert made is not None
-            key = f"chain {steps} eps {eps}"
+            key = f"chain {steps} eps {eps}" if model == "greedy" else f"chain {steps} {model} model"
             rows.setdefault(key, []).append(statistics.mean(_right(w, state, seat) for w in made[0]))
             rows.setdefault(key + " - arranged", []).append(rows[key][-1] - rows["arranged"][-1])
             rows.setdefault(key + " ms/step", []).append(ms / steps)
     rows["arranged - uniform"] = [a - u for a, u in zip(rows["arranged"], rows["uniform"], strict=True)]
     return rows
+
+
+def _chain(text: str) -> tuple[int, float, str]:
+    """``"400:0.1"`` -> (400, 0.1, "greedy"); ``"400:search"`` -> (400, 0.0, "search")."""
+    steps, _, eps = text.partition(":")
+    if eps == "search":
+        return int(steps), 0.0, "search"
+    return int(steps), float(eps), "greedy"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,11 +174,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--placement", type=int, default=0, metavar="N",
                    help="N positions: how many hidden tiles uniform, arranged and chain worlds place right")
     p.add_argument("--chain", action="append", default=[], metavar="STEPS:EPS",
-                   help="with --placement: a Metropolis chain to measure; repeat (default 400:0.1)")
+                   help="with --placement: a Metropolis chain to measure, under the greedy model with noise EPS "
+                        "or (EPS 'search') the search model; repeat (default 400:0.1)")
+    p.add_argument("--fit", action="store_true",
+                   help="fit the search model (ai.inference.SearchModel) on deals of four seats of the first --engine")
     a = p.parse_args(argv)
     specs = tuple(Spec.parse(t) for t in a.engine)
+    if a.fit:
+        seen = features(a.rules, specs[0], a.sets, a.seed)
+        model = fit_search_model(seen)
+        print(json.dumps({"engine": specs[0].label, "decisions": len(seen), **vars(model)}) if a.json else
+              f"{specs[0].label}: {len(seen)} decisions  {model}")
+        return 0
     if a.placement:
-        chains = [(int(c.split(":")[0]), float(c.split(":")[1])) for c in a.chain or ["400:0.1"]]
+        chains = [_chain(c) for c in a.chain or ["400:0.1"]]
         for key, values in placement(a.rules, specs[0], a.placement, chains).items():
             m = statistics.mean(values)
             h = 1.96 * statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else 0.0

@@ -12,12 +12,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("worker:main", "run one RQ worker on the suggest and play queues"),
     "arena": ("ai.arena_cli:main", "play duplicate matches between AI engines and report their strength"),
     "replay": ("engine.replay:main", "check that a replay file (GET /v1/games/{id}/replay) reproduces its match"),
-    "bench": ("", "benchmarks: engine | ai | http | streams | fairness | memory | soak | capacity | inference"),
+    "bench": ("", "benchmarks: engine | ai | http | streams | fairness | memory | soak | capacity | inference | variants"),
 }
 BENCHES = {"engine": "bench.engine:main", "ai": "bench.ai:main", "http": "bench.http:main",
            "streams": "bench.streams:main", "fairness": "bench.fairness:main",
            "memory": "bench.memory:main", "soak": "bench.soak:main", "capacity": "bench.capacity:main",
-           "inference": "bench.inference:main"}
+           "inference": "bench.inference:main", "variants": "bench.variants:main"}
 
 
 def _call(target: str, argv: list[str]) -> int:

@@ -84,13 +84,14 @@ def test_registry_lists_the_builtin_engines_with_json_schemas():
 def test_ismcts_declares_its_parameters_with_bounds_and_choices():
     params = {p["name"]: p for p in ai.ENGINES["ismcts"].to_dict()["params"]}
     assert set(params) == {"iterations", "time_ms", "uct_c", "playout", "inference", "inference_worlds",
-                           "inference_mcmc", "inference_eps", "opponents", "opponents_eps"}
+                           "inference_mcmc", "inference_eps", "inference_model", "opponents", "opponents_eps"}
     assert params["iterations"]["type"] == "integer" and params["iterations"]["minimum"] == 1
     assert params["time_ms"]["type"] == "integer" and "maximum" in params["time_ms"]
     assert params["uct_c"]["type"] == "number"
     assert params["playout"]["enum"] == ["random", "heuristic", "greedy"]
     assert params["inference"]["type"] == "boolean"
     assert params["opponents"]["enum"] == ["tree", "greedy"] and params["opponents"]["default"] == "tree"
+    assert params["inference_model"]["enum"] == ["greedy", "search"] and params["inference_model"]["default"] == "greedy"
 
 
 # --------------------------------------------------------------------------- decide: errors

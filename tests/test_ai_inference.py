@@ -1,8 +1,10 @@
 """Inference (``ai.inference``; ``ismcts:inference=true``): the search's worlds weighted by how likely each
-makes the other seats' moves under the greedy opponent model, computed only from what the seat saw."""
+makes the other seats' moves under an opponent model (greedy with noise, or the model of searching players
+fitted on their play), computed only from what the seat saw."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -14,6 +16,7 @@ from engine.game import State
 
 INFER = {"iterations": 60, "time_ms": 600_000, "inference": True, "inference_worlds": 12}
 MCMC = {**INFER, "inference_worlds": 1, "inference_mcmc": 40}
+SEARCH_MODEL = {**MCMC, "inference_model": "search"}
 
 
 def _greedy_deal(seed: int, moves: int) -> State:
@@ -37,12 +40,12 @@ def _with_hidden_discards(count: int) -> list[State]:
     return out
 
 
-@pytest.mark.parametrize("sampler", ["resampling", "metropolis"])
+@pytest.mark.parametrize("sampler", ["resampling", "metropolis", "metropolis, search model"])
 def test_states_with_the_same_observation_history_get_the_same_inferred_decision(sampler):
-    # the fair-AI rule with either sampler: the other true state deals the other hands and the other seats'
-    # face-down discards afresh: the same history as the seat saw it (face-down discards stay face down),
-    # different tiles behind it, and the identical decision
-    params = INFER if sampler == "resampling" else MCMC
+    # the fair-AI rule with either sampler and either model: the other true state deals the other hands and
+    # the other seats' face-down discards afresh: the same history as the seat saw it (face-down discards
+    # stay face down), different tiles behind it, and the identical decision
+    params = {"resampling": INFER, "metropolis": MCMC, "metropolis, search model": SEARCH_MODEL}[sampler]
     rng = random.Random(f"inference/iset/{sampler}")
     for state in _with_hidden_discards(4):
         seat = state.to_move
@@ -195,7 +198,8 @@ def test_the_placement_bench_scores_worlds_against_the_true_hands():
     from ai.arena import Spec
     from bench.inference import _right, placement
 
-    rows = placement("tiengow", Spec.parse("greedy"), 2, [(20, 0.1)])
+    rows = placement("tiengow", Spec.parse("greedy"), 2, [(20, 0.1, "greedy"), (20, 0.0, "search")])
+    assert len(rows["chain 20 search model"]) == 2
     assert {"uniform", "arranged", "chain 20 eps 0.1", "chain 20 eps 0.1 - arranged"} <= set(rows)
     for key in ("uniform", "arranged", "chain 20 eps 0.1"):
         assert len(rows[key]) == 2 and all(0.0 <= x <= 1.0 for x in rows[key])
@@ -204,3 +208,40 @@ def test_the_placement_bench_scores_worlds_against_the_true_hands():
     state = _with_hidden_discards(1)[0]
     assert _right(state, state, state.to_move) == 1.0
     assert _right(state.determinize(state.to_move, random.Random(1)), state, state.to_move) < 1.0
+
+
+def test_the_search_models_chances_of_a_positions_moves_sum_to_one():
+    # the model of searching players (ai.inference.SearchModel) is a distribution over the legal moves at
+    # every position -- leads, follows with and without a beat, ties among favourites included -- so a world
+    # is not favoured for giving a seat more equally good moves
+    model = inference.SEARCH_MODELS["tiengow"]
+    feature = inference.FEATURES["tiengow"]
+    kinds = set()
+    for seed in range(6):
+        state = engine.new_game("tiengow", players=4, seed=seed)
+        ply = 0
+        while not state.finished and state.deals_done == 0:
+            seat = state.to_move
+            moves = state.legal_moves()
+            if len(moves) > 1:
+                features = [feature(state, seat, m) for m in moves]
+                kinds.update(f[0] for f in features)
+                total = sum(math.exp(inference.search_log_p(model, f)) for f in features)
+                assert abs(total - 1.0) < 1e-9, (seed, ply, total)
+            state.apply(ai.decide("random", state, seat, {}, seed=ply).move)
+            ply += 1
+    assert kinds == {"lead", "beat", "discard", "forced discard"}
+
+
+def test_fitting_the_search_model_recovers_how_the_players_play():
+    # bench inference --fit: on deals of greedy players the fitted chances of greedy's lead, the cheapest
+    # beat and the weakest discard are near one (greedy breaks ties between leads of one size and rank at
+    # random, and the model counts only those of greedy's type as its lead); on deals of random players
+    # near zero
+    from ai.arena import Spec
+    from bench.inference import features, fit_search_model
+
+    greedy = fit_search_model(features("tiengow", Spec.parse("greedy"), 12, 1001))
+    assert greedy.lead >= 0.8 and greedy.cheapest >= 0.9 and greedy.weakest >= 0.95
+    chance = fit_search_model(features("tiengow", Spec.parse("random"), 12, 1001))
+    assert chance.lead <= 0.15 and chance.cheapest <= 0.15 and chance.weakest <= 0.15

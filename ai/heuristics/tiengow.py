@@ -48,6 +48,8 @@ class _Powers(dict[tuple[Face, ...], float]):
 
 
 _power_of = _Powers().__getitem__
+#: faces -> the sum of their powers, cached (``_Powers``): for ``ai.inference``'s opponent models
+power_of = _power_of
 
 
 def _power(move: Move) -> float:

@@ -1,0 +1,76 @@
+"""``tilehouse bench variants``: the arena, with screening variants of the shipped engines beside them.
+
+A variant is an idea measured before it earns a parameter of a served engine.  It is registered here, in
+this process only (the service and the workers never import this module), so ``GET /v1/engines`` does not
+list it and no game or suggestion can name it, while a row screened with it stays reproducible from a
+checkout.  The arguments are the arena's (``tilehouse arena --help``); every engine id below may be seated
+beside the shipped ones.
+
+* ``ismcts_greedy_tiebreak`` (parameter ``tiebreak``, a share of the search's reward scale, default 0.02):
+  ``ismcts``, except that it plays the greedy engine's move instead of the search's choice when greedy's
+  move has a mean reward within ``tiebreak`` of the best one and at least a tenth of its visits.  The idea:
+  where the search cannot tell two moves apart, trust the rule that reserves the strongest tile.  Measured
+  (docs/ai-history.md, 2026-12-04, fourth look): it loses to plain ``ismcts`` at Tien Gow, so the search's
+  near-ties are better than greedy's choice.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+
+import ai
+from ai.ismcts import IsmctsEngine
+from ai.protocol import Decision, Param
+from engine.game import Seat, State
+
+
+class GreedyTiebreak(IsmctsEngine):
+    """``ismcts`` that defers to greedy's move in a near-tie (module docstring)."""
+
+    id = "ismcts_greedy_tiebreak"
+    description = "ismcts, playing greedy's move where the search rates it within `tiebreak` of its best"
+    params: ClassVar[tuple[Param, ...]] = (
+        *IsmctsEngine.params,
+        Param("tiebreak", float, 0.02, "greedy's move is played when its mean reward is at least the best's "
+              "minus this (rewards are in [0, 1])", minimum=0.0, maximum=1.0),
+    )
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        decision = super().choose(state, seat, params, rng)
+        heuristics = ai.greedy.heuristics_for(state.rules.id)
+        candidates = decision.stats.get("candidates") or []
+        if heuristics is None or len(candidates) < 2:
+            return decision
+        best = candidates[0]
+        # greedy's own choice, with a generator of its own so that the search's draws are not disturbed
+        move = heuristics.greedy(state, seat, random.Random(0))
+        theirs = next((c for c in candidates if c["move"] == move.id), None)
+        if (theirs is None or theirs is best or theirs["mean_reward"] is None or best["mean_reward"] is None
+                or theirs["visits"] * 10 < best["visits"]):
+            return decision
+        if theirs["mean_reward"] >= best["mean_reward"] - params["tiebreak"]:
+            return Decision(move, {**decision.stats, "tiebreak": True}, decision.moves)
+        return decision
+
+
+#: the variants this bench seats, by id
+VARIANTS = (GreedyTiebreak(),)
+
+
+def register() -> None:
+    """Register every variant in this process (once)."""
+    for variant in VARIANTS:
+        if variant.id not in ai.ENGINES:
+            ai.register(variant)
+
+
+def main(argv: list[str] | None = None) -> int:
+    register()
+    from ai import arena_cli
+
+    return arena_cli.main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,71 @@
+"""``tilehouse bench variants``: screening variants of the shipped engines, seated by the arena of that
+bench's process only (bench/variants.py)."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import pytest
+from api_support import ROOT
+
+import ai
+import engine
+from bench.variants import GreedyTiebreak
+
+PARAMS = {"iterations": 200, "time_ms": 600_000}
+
+
+def _positions(count: int) -> list[tuple[engine.State, int]]:
+    """Tien Gow positions of greedy play where the seat to move has a real choice."""
+    out = []
+    seed = 0
+    while len(out) < count:
+        state = engine.new_game("tiengow", players=4, seed=seed)
+        for ply in range(5 + seed % 9):
+            state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ply).move)
+        seed += 1
+        if len(state.legal_moves()) > 1:
+            out.append((state, state.to_move))
+    return out
+
+
+def _choose(variant: GreedyTiebreak, state: engine.State, seat: int, tiebreak: float) -> ai.Decision:
+    params = variant.validate({**PARAMS, "tiebreak": tiebreak})
+    world = state.determinize(seat, random.Random(3))
+    return variant.choose(world, seat, params, random.Random("ai/3"))
+
+
+def test_the_greedy_tiebreak_variant_defers_to_greedy_only_in_a_near_tie():
+    # the variant's rule: greedy's move replaces the search's choice when its mean reward is within
+    # ``tiebreak`` of the best one (and it has a tenth of the visits); with no margin it is the search itself
+    variant = GreedyTiebreak()
+    search = ai.ENGINES["ismcts"]
+    deferred = 0
+    for state, seat in _positions(12):
+        plain = search.choose(state.determinize(seat, random.Random(3)), seat, search.validate(PARAMS),
+                              random.Random("ai/3"))
+        greedy_move = ai.greedy.heuristics_for("tiengow").greedy(state, seat, random.Random(0))
+        assert _choose(variant, state, seat, 0.0).move.id == plain.move.id or (
+            plain.stats["candidates"][1]["mean_reward"] == plain.stats["candidates"][0]["mean_reward"])
+        wide = _choose(variant, state, seat, 1.0)
+        if wide.stats.get("tiebreak"):
+            deferred += 1
+            assert wide.move.id == greedy_move.id != plain.move.id
+        else:
+            assert wide.move.id == plain.move.id
+    assert deferred > 0
+
+
+def test_variants_are_seated_by_their_bench_alone_and_never_served():
+    # GET /v1/engines, games and suggestions know ai.ENGINES: the bench registers its variants in its own
+    # process, which the service never imports
+    assert "ismcts_greedy_tiebreak" not in ai.ENGINES
+    with pytest.raises(ai.UnknownEngine):
+        ai.get_engine("ismcts_greedy_tiebreak")
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.variants", "tiuu", "--engine", "ismcts_greedy_tiebreak:iterations=20",
+         "--engine", "greedy", "--sets", "1", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "margin ismcts_greedy_tiebreak:iterations=20 - greedy" in out.stdout
