@@ -20,7 +20,8 @@ predecessor's end Redis never recorded.  So every scheduled AI turn puts its gam
 (:data:`service.keys.AI_WATCH_KEY`, scored by the time), and each maintenance round of the workers (one
 worker a round, under :data:`service.keys.AI_WATCH_LOCK_KEY`) runs the game view's watchdog,
 :func:`ensure_ai_progress`, for the games whose AI turn was last seen more than ``ABANDONED_JOB_SECONDS``
-ago (:func:`sweep_ai_games`), and drops the games whose AI turn is over.
+ago (:func:`sweep_ai_games`; ``tilehouse_ai_jobs_total{outcome="lost"}`` counts the turns it moves again),
+and drops the games whose AI turn is over.
 
 The pace of a table with no person at it.  When every seat is an AI seat, the play job of a move after
 the first is not queued at once: a scheduled *pace job*, ``pace-<game>-<version>``
@@ -59,7 +60,7 @@ from rq import Queue
 from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Callback, Dependency, Job, JobStatus
 
-from service import config
+from service import config, metrics
 from service.errors import GameNotFound
 from service.fairplay import ai_share, budget
 from service.hardening import recovery
@@ -337,6 +338,9 @@ def sweep_ai_games(conn: redis.Redis, cfg: Mapping[str, Any] | None = None, now_
             continue
         if ensure_ai_progress(conn, game, cfg):
             queued += 1
+            seat = game.state.to_move
+            metrics.record_ai_job(conn, str(game.seat_meta(seat).get("engine") or "unknown") if seat is not None
+                                  else "unknown", "lost")
             log.warning("an AI turn had no live job: queued its next step",
                         extra={"game": game_id, "version": game.version})
         conn.zadd(AI_WATCH_KEY, {game_id: now}, xx=True, gt=True)

@@ -170,6 +170,7 @@ def test_the_ai_watch_requeues_a_lost_play_job_and_leaves_a_waiting_one_alone(ap
                                  lock=False) == 0  # not stale yet: nothing looked at
     waiting_job = Job.fetch(play_job_id(waiting, 0), connection=conn)
     assert queues.sweep_ai_games(conn, app.config, later, lock=False) == 1
+    assert conn.hget(keys.AI_JOBS_METRIC_KEY, "ismcts|lost") == b"1"  # counted for the operators
     # the lost turn has its job again (queued, or deferred behind the client's other AI job: fairplay.ai_share)
     assert Job.fetch(play_job_id(lost, 0), connection=conn).get_status() in ("queued", "deferred")
     assert Job.fetch(play_job_id(waiting, 0), connection=conn).enqueued_at == waiting_job.enqueued_at
