@@ -12,6 +12,12 @@ beside the shipped ones.
   where the search cannot tell two moves apart, trust the rule that reserves the strongest tile.  Measured
   (docs/ai-history.md, 2026-12-04, fourth look): it loses to plain ``ismcts`` at Tien Gow, so the search's
   near-ties are better than greedy's choice.
+* ``ismcts_soft_discards`` (parameter ``weakest``, default 0.5): ``ismcts``, except that inside its tree
+  another seat's face-down discard is its weakest tiles only with chance ``weakest``, else any of its
+  discards at random (``ismcts`` always takes the weakest, ``ai.heuristics.tiengow.hidden``).  The idea:
+  searching players discard their weakest tiles far less often than greedy does (``tilehouse bench
+  inference --fit``: 37% of the time), so the tree's worlds keep hands that are too strong after a discard.
+  Tien Gow only (the rule set with a ``hidden`` model); elsewhere it is ``ismcts``.
 """
 
 from __future__ import annotations
@@ -20,9 +26,9 @@ import random
 from typing import Any, ClassVar
 
 import ai
-from ai.ismcts import IsmctsEngine
+from ai.ismcts import IsmctsEngine, playout_policy, root_statistics, search
 from ai.protocol import Decision, Param
-from engine.game import Seat, State
+from engine.game import Move, Seat, State
 
 
 class GreedyTiebreak(IsmctsEngine):
@@ -54,8 +60,45 @@ class GreedyTiebreak(IsmctsEngine):
         return decision
 
 
+class SoftDiscards(IsmctsEngine):
+    """``ismcts`` whose tree lets other seats discard other than their weakest tiles (module docstring)."""
+
+    id = "ismcts_soft_discards"
+    description = "ismcts, other seats' face-down discards in its tree the weakest tiles only with chance `weakest`"
+    params: ClassVar[tuple[Param, ...]] = (
+        *IsmctsEngine.params,
+        Param("weakest", float, 0.5, "the chance that another seat's face-down discard in the tree is its "
+              "weakest tiles (else any of its discards, uniformly)", minimum=0.0, maximum=1.0),
+    )
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        heuristics = ai.greedy.heuristics_for(state.rules.id)
+        if heuristics is None or heuristics.hidden is None or len(state.legal_moves()) == 1:
+            return super().choose(state, seat, params, rng)
+        weakest_hidden = heuristics.hidden
+        share = params["weakest"]
+
+        def soft(world: State, moves: list[Move], r: random.Random) -> Move:
+            if share >= 1.0 or r.random() < share:  # no draw at 1: then the very search of ismcts
+                return weakest_hidden(world, moves, r)
+            return moves[int(r.random() * len(moves))]
+
+        policy, used = playout_policy(heuristics, params["playout"])
+        rollout = heuristics.rollout if used == "heuristic" else None
+        worlds, time_ms, extra = self._budget(state, seat, params, rng)
+        # the general path of another seat's node (observe=None), with the soft model of its discard
+        found = search(state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"],
+                       policy=policy, rng=rng, rollout=rollout, hidden=soft, observe=None, worlds=worlds,
+                       model=self._model(heuristics, params), model_eps=params["opponents_eps"])
+        moves = state.legal_moves()
+        candidates = root_statistics(found.tree, moves, found.lo, found.hi)
+        best = next(m for m in moves if m.id == candidates[0]["move"])
+        return Decision(best, {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3),
+                               "playout": used, "candidates": candidates, **extra}, tuple(moves))
+
+
 #: the variants this bench seats, by id
-VARIANTS = (GreedyTiebreak(),)
+VARIANTS = (GreedyTiebreak(), SoftDiscards())
 
 
 def register() -> None:

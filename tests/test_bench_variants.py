@@ -12,7 +12,7 @@ from api_support import ROOT
 
 import ai
 import engine
-from bench.variants import GreedyTiebreak
+from bench.variants import GreedyTiebreak, SoftDiscards
 
 PARAMS = {"iterations": 200, "time_ms": 600_000}
 
@@ -58,12 +58,33 @@ def test_the_greedy_tiebreak_variant_defers_to_greedy_only_in_a_near_tie():
     assert deferred > 0
 
 
+def test_the_soft_discards_variant_at_chance_one_is_the_search_itself_and_below_it_searches_other_worlds():
+    # the variant's harness check: with every discard the weakest tiles (chance 1) its tree is ismcts's,
+    # node for node, so the decisions and statistics are identical; with chance 0 the other seats' discards
+    # in the tree differ, and so do the statistics
+    variant = SoftDiscards()
+    search = ai.ENGINES["ismcts"]
+    differ = 0
+    for state, seat in _positions(8):
+        def run(eng, extra):
+            world = state.determinize(seat, random.Random(5))
+            return eng.choose(world, seat, eng.validate({**PARAMS, **extra}), random.Random("ai/5"))
+
+        plain = run(search, {})
+        same = run(variant, {"weakest": 1.0})
+        assert same.move.id == plain.move.id
+        assert same.stats["candidates"] == plain.stats["candidates"]
+        differ += run(variant, {"weakest": 0.0}).stats["candidates"] != plain.stats["candidates"]
+    assert differ > 0
+
+
 def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # GET /v1/engines, games and suggestions know ai.ENGINES: the bench registers its variants in its own
     # process, which the service never imports
-    assert "ismcts_greedy_tiebreak" not in ai.ENGINES
-    with pytest.raises(ai.UnknownEngine):
-        ai.get_engine("ismcts_greedy_tiebreak")
+    for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards"):
+        assert variant not in ai.ENGINES
+        with pytest.raises(ai.UnknownEngine):
+            ai.get_engine(variant)
     out = subprocess.run(
         [sys.executable, "-m", "bench.variants", "tiuu", "--engine", "ismcts_greedy_tiebreak:iterations=20",
          "--engine", "greedy", "--sets", "1", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=120)
