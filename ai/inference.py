@@ -139,8 +139,9 @@ class SearchModel:
     over the beats -- or else a face-down discard.  A discard (whether or not a beat was there): the weakest
     tiles with chance ``weakest``, else uniform over the discards.  The search agrees with greedy's lead
     hardly more often than chance, beats when it can about three times in five and discards its weakest
-    tiles about half the time: so a lead says little of a hand, and a discard where the world had a beat
-    costs a world only a factor of 1 / (1 - beat), where the greedy model with small noise rules it out."""
+    tiles by choice about a third of the time: so a lead says little of a hand, and a discard where the world
+    had a beat costs a world only a factor of 1 / (1 - beat), where the greedy model with small noise rules
+    it out."""
 
     lead: float
     beat: float

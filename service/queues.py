@@ -339,8 +339,8 @@ def sweep_ai_games(conn: redis.Redis, cfg: Mapping[str, Any] | None = None, now_
         if ensure_ai_progress(conn, game, cfg):
             queued += 1
             seat = game.state.to_move
-            metrics.record_ai_job(conn, str(game.seat_meta(seat).get("engine") or "unknown") if seat is not None
-                                  else "unknown", "lost")
+            engine_id = game.seat_meta(seat).get("engine") if seat is not None else None
+            metrics.record_ai_job(conn, str(engine_id or "unknown"), "lost")
             log.warning("an AI turn had no live job: queued its next step",
                         extra={"game": game_id, "version": game.version})
         conn.zadd(AI_WATCH_KEY, {game_id: now}, xx=True, gt=True)

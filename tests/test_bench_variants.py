@@ -31,10 +31,14 @@ def _positions(count: int) -> list[tuple[engine.State, int]]:
     return out
 
 
+def _run(eng: ai.Engine, state: engine.State, seat: int, extra: dict, seed: int = 3) -> ai.Decision:
+    """``eng``'s decision on a determinization of ``state`` for ``seat``, as ``ai.decide`` makes one."""
+    world = state.determinize(seat, random.Random(seed))
+    return eng.choose(world, seat, eng.validate({**PARAMS, **extra}), random.Random(f"ai/{seed}"))
+
+
 def _choose(variant: GreedyTiebreak, state: engine.State, seat: int, tiebreak: float) -> ai.Decision:
-    params = variant.validate({**PARAMS, "tiebreak": tiebreak})
-    world = state.determinize(seat, random.Random(3))
-    return variant.choose(world, seat, params, random.Random("ai/3"))
+    return _run(variant, state, seat, {"tiebreak": tiebreak})
 
 
 def test_the_greedy_tiebreak_variant_defers_to_greedy_only_in_a_near_tie():
@@ -44,8 +48,7 @@ def test_the_greedy_tiebreak_variant_defers_to_greedy_only_in_a_near_tie():
     search = ai.ENGINES["ismcts"]
     deferred = 0
     for state, seat in _positions(12):
-        plain = search.choose(state.determinize(seat, random.Random(3)), seat, search.validate(PARAMS),
-                              random.Random("ai/3"))
+        plain = _run(search, state, seat, {})
         greedy_move = ai.greedy.heuristics_for("tiengow").greedy(state, seat, random.Random(0))
         assert _choose(variant, state, seat, 0.0).move.id == plain.move.id or (
             plain.stats["candidates"][1]["mean_reward"] == plain.stats["candidates"][0]["mean_reward"])
@@ -66,15 +69,11 @@ def test_the_soft_discards_variant_at_chance_one_is_the_search_itself_and_below_
     search = ai.ENGINES["ismcts"]
     differ = 0
     for state, seat in _positions(8):
-        def run(eng, extra):
-            world = state.determinize(seat, random.Random(5))
-            return eng.choose(world, seat, eng.validate({**PARAMS, **extra}), random.Random("ai/5"))
-
-        plain = run(search, {})
-        same = run(variant, {"weakest": 1.0})
+        plain = _run(search, state, seat, {}, seed=5)
+        same = _run(variant, state, seat, {"weakest": 1.0}, seed=5)
         assert same.move.id == plain.move.id
         assert same.stats["candidates"] == plain.stats["candidates"]
-        differ += run(variant, {"weakest": 0.0}).stats["candidates"] != plain.stats["candidates"]
+        differ += _run(variant, state, seat, {"weakest": 0.0}, seed=5).stats["candidates"] != plain.stats["candidates"]
     assert differ > 0
 
 
