@@ -31,16 +31,19 @@ from ai.protocol import Decision, Param
 from engine.game import Move, Seat, State
 
 
+def _ismcts_and(extra: Param) -> tuple[Param, ...]:
+    """``ismcts``'s parameters and a variant's own."""
+    return (*IsmctsEngine.params, extra)
+
+
 class GreedyTiebreak(IsmctsEngine):
     """``ismcts`` that defers to greedy's move in a near-tie (module docstring)."""
 
     id = "ismcts_greedy_tiebreak"
     description = "ismcts, playing greedy's move where the search rates it within `tiebreak` of its best"
-    params: ClassVar[tuple[Param, ...]] = (
-        *IsmctsEngine.params,
-        Param("tiebreak", float, 0.02, "greedy's move is played when its mean reward is at least the best's "
-              "minus this (rewards are in [0, 1])", minimum=0.0, maximum=1.0),
-    )
+    params: ClassVar[tuple[Param, ...]] = _ismcts_and(Param(
+        "tiebreak", float, 0.02, "greedy's move is played when its mean reward is at least the best's minus this "
+        "(rewards are in [0, 1])", minimum=0.0, maximum=1.0))
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         decision = super().choose(state, seat, params, rng)
@@ -65,13 +68,13 @@ class SoftDiscards(IsmctsEngine):
 
     id = "ismcts_soft_discards"
     description = "ismcts, other seats' face-down discards in its tree the weakest tiles only with chance `weakest`"
-    params: ClassVar[tuple[Param, ...]] = (
-        *IsmctsEngine.params,
-        Param("weakest", float, 0.5, "the chance that another seat's face-down discard in the tree is its "
-              "weakest tiles (else any of its discards, uniformly)", minimum=0.0, maximum=1.0),
-    )
+    params: ClassVar[tuple[Param, ...]] = _ismcts_and(Param(
+        "weakest", float, 0.5, "the chance that another seat's face-down discard in the tree is its weakest "
+        "tiles (else any of its discards, uniformly)", minimum=0.0, maximum=1.0))
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        # the general path of IsmctsEngine.choose with another ``hidden`` (tests/test_bench_variants.py: at
+        # ``weakest`` 1 the decisions and statistics are ismcts's own, so the two cannot drift apart unseen)
         heuristics = ai.greedy.heuristics_for(state.rules.id)
         if heuristics is None or heuristics.hidden is None or len(state.legal_moves()) == 1:
             return super().choose(state, seat, params, rng)
