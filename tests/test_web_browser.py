@@ -144,8 +144,9 @@ class Page:
         pg.click("#create")
         pg.wait_for_selector(".seat")
 
-    def act(self, timeout: float | None = None) -> str:
-        """Wait for something to do, and do one click: 'done' when the result is shown."""
+    def act(self, timeout: float | None = None, summaries: bool = True) -> str:
+        """Wait for something to do, and do one click: 'done' when the result is shown; with ``summaries``
+        False, 'summary' when a round's summary is shown (it stays open)."""
         pg = self.page
         pg.wait_for_function(timeout=timeout, expression="""() => !document.body.dataset.busy && !document.body.dataset.animating && (
             document.querySelector('.dialog.result') || document.querySelector('#continue') ||
@@ -157,6 +158,8 @@ class Page:
         for selector, action in (("#continue", "continue"), ("button.move", "move"),
                                  ("button.piece.live:not(.selected)", "select")):
             if pg.query_selector(selector):
+                if action == "continue" and not summaries:
+                    return "summary"
                 try:
                     pg.locator(selector).first.click(timeout=2000)
                 except PlaywrightTimeout:
@@ -361,6 +364,28 @@ def test_a_whole_kozel_round_is_played_by_clicking_and_reveals_the_hands_left(br
     pg.wait_for_function(f"location.href !== {first!r} && document.querySelectorAll('.seat').length === 2")
     pg.wait_for_selector(".seat.me")
     assert "Goat at 1" in pg.locator(".statusline").inner_text()
+    assert tab.errors == []
+    tab.close()
+
+
+def test_the_summary_between_two_kozel_rounds_is_a_dialog_headed_in_order(browser, server, axe_source):  # noqa: F811
+    """The summary shown when a round ends and the match goes on is a dialog whose heading follows the page's
+    h1 (an h2; it was an h3, which axe's heading-order rule flags), and it passes every other axe rule."""
+    tab = Page(browser, server, axe=axe_source)
+    tab.new_game("kozel", 2, ["human", "greedy"], {"target": 200, "opening_threshold": 0})
+    for _ in range(300):
+        action = tab.act(summaries=False)
+        assert action != "done", "the match ended before a round summary was shown"
+        if action == "summary":
+            break
+    else:
+        pytest.fail("no round summary was shown")
+    tab.axe("a round summary")
+    dialog = tab.page.locator("#overlay .dialog")
+    assert dialog.locator("h3").count() == 0
+    assert dialog.locator("h2.sumtitle").inner_text().startswith("Round 1")
+    tab.page.click("#continue")
+    tab.page.wait_for_selector("#overlay .dialog", state="detached")
     assert tab.errors == []
     tab.close()
 

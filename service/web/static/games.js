@@ -124,14 +124,14 @@ const tiengow = {
     }
     return false;
   },
-  roundSummary(e, c, v) {
+  roundSummary(e, c, v, level = 2) {
     if (e.type !== "deal_end") return null;
     const d = e.data;
     if (!d.columns) return null;  // a resigned deal: the result tells it
     const rows = v.seats.map((s) => `<tr><td>${esc(s.name)}${d.banker === s.seat ? ` <span class="chip banker">${esc(t("tiengow.banker"))}</span>` : ""}</td><td class="num">${num(d.columns[s.seat])}</td><td class="num">${signed(d.net[s.seat])}</td></tr>`).join("");
     const pays = [...(d.immediate || []), ...(d.settlement || [])].map((p) => `<li>${esc(c.name(p.from))} → ${esc(c.name(p.to))}: ${num(p.amount)} <span class="muted">(${esc(payReason(p.reason))})</span></li>`).join("");
     const extra = [d.multiplier > 1 ? t("tiengow.summary.multiplier", { factor: d.multiplier }) : "", d.capture ? t("tiengow.summary.capture") : ""].filter(Boolean).map((x) => ` — ${esc(x)}`).join("");
-    return `<h3>${esc(t("tiengow.summary.deal", { deal: d.deal }))}</h3><p>${t("tiengow.summary.last", { name: esc(c.name(d.last_trick_winner)), tiles: tiles(d.last_group, "chinese", {}) })}${extra}.</p>
+    return `<h${level} class="sumtitle">${esc(t("tiengow.summary.deal", { deal: d.deal }))}</h${level}><p>${t("tiengow.summary.last", { name: esc(c.name(d.last_trick_winner)), tiles: tiles(d.last_group, "chinese", {}) })}${extra}.</p>
       <table class="results"><thead><tr><th>${esc(t("result.player"))}</th><th class="num">${esc(t("tiengow.summary.columns"))}</th><th class="num">${esc(t("tiengow.summary.net"))}</th></tr></thead><tbody>${rows}</tbody></table>${pays ? `<ul class="payments">${pays}</ul>` : ""}`;
   },
 };
@@ -194,13 +194,13 @@ const tiengowWall = {
       default: return null;
     }
   },
-  roundSummary(e, c, v) {
+  roundSummary(e, c, v, level = 2) {
     if (e.type !== "game_end") return null;
     const d = e.data;
     if (!d.columns) return null;
     // the game_end event carries the running points; the result's deals name the last round's winner
     const points = Array.isArray(d.points);
-    return `<h3>${esc(t("wall.summary.game", { game: d.game }))}</h3>${d.last_round_winner !== undefined && d.last_round_winner !== null ? `<p>${esc(t("wall.summary.last", { name: c.name(d.last_round_winner) }))}</p>` : ""}
+    return `<h${level} class="sumtitle">${esc(t("wall.summary.game", { game: d.game }))}</h${level}>${d.last_round_winner !== undefined && d.last_round_winner !== null ? `<p>${esc(t("wall.summary.last", { name: c.name(d.last_round_winner) }))}</p>` : ""}
       <table class="results"><thead><tr><th>${esc(t("result.player"))}</th><th class="num">${esc(t("tiengow.summary.columns"))}</th>${points ? `<th class="num">${esc(t("wall.summary.points"))}</th>` : ""}</tr></thead><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td><td class="num">${num(d.columns[s.seat])}</td>${points ? `<td class="num">${num(d.points[s.seat])}</td>` : ""}</tr>`).join("")}</tbody></table>`;
   },
 };
@@ -276,14 +276,14 @@ const kozel = {
       default: return null;
     }
   },
-  roundSummary(e, c, v) {
+  roundSummary(e, c, v, level = 2) {
     if (e.type !== "round_end") return null;
     const d = e.data;
     let how;
     if (d.reason === "fish") how = t("kozel.summary.fish");
     else if (d.reason === "resign") how = d.out === c.you ? t("kozel.summary.you_resigned") : t("kozel.summary.resigned", { name: c.name(d.out) });
     else how = d.out === c.you ? t("kozel.summary.you_out") : t("kozel.summary.out", { name: c.name(d.out) });
-    return `<h3>${esc(t("kozel.summary.round", { round: d.round }))}</h3><p>${esc(how)}</p>
+    return `<h${level} class="sumtitle">${esc(t("kozel.summary.round", { round: d.round }))}</h${level}><p>${esc(how)}</p>
       <table class="results"><thead><tr><th>${esc(t("result.player"))}</th><th>${esc(t("kozel.summary.hand"))}</th><th class="num">${esc(t("kozel.summary.points"))}</th><th class="num">${esc(t("kozel.summary.total"))}</th></tr></thead><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td><td class="reveal">${d.hands[s.seat].length ? tiles(d.hands[s.seat], "western") : "—"}</td><td class="num">${num(d.points[s.seat])}</td><td class="num">${num(d.totals[s.seat])}</td></tr>`).join("")}</tbody></table>`;
   },
   revealed(result) {
@@ -369,11 +369,11 @@ const tiuu = {
       default: return null;
     }
   },
-  roundSummary(e, c, v) {
+  roundSummary(e, c, v, level = 2) {
     if (e.type !== "game_end") return null;
     const d = e.data;
     const pays = (d.payments || []).map((p) => `<li>${esc(c.name(p.from))} → ${esc(c.name(p.to))}: ${num(p.amount)}</li>`).join("");
-    return `<h3>${esc(t("tiuu.summary.game", { game: d.game }))}</h3><p class="muted">${esc(t("tiuu.summary.note"))}</p>${genericDealTable(d, v)}${pays ? `<ul class="payments">${pays}</ul>` : ""}`;
+    return `<h${level} class="sumtitle">${esc(t("tiuu.summary.game", { game: d.game }))}</h${level}><p class="muted">${esc(t("tiuu.summary.note"))}</p>${genericDealTable(d, v)}${pays ? `<ul class="payments">${pays}</ul>` : ""}`;
   },
 };
 

@@ -271,7 +271,8 @@ export async function showTable(id) {
   }
 
   function summaryFor(e) {
-    const html = R().roundSummary ? R().roundSummary(e, words(), T.view) : null;
+    // the summary is the dialog's own heading (h2, after the page's h1); in the result it is a section (h3)
+    const html = R().roundSummary ? R().roundSummary(e, words(), T.view, 2) : null;
     if (!html || T.view.status === "finished") return;
     const box = $("#overlay");
     box.hidden = false;
@@ -374,7 +375,7 @@ export async function showTable(id) {
     const rev = R0.revealed ? R0.revealed(res) : null;
     const revHtml = rev ? `<h3>${esc(rev.title)}</h3><table class="results"><tbody>${v.seats.map((s) => `<tr><td>${esc(s.name)}</td><td class="reveal">${rev.hands[s.seat].length ? tilesHTML(rev.hands[s.seat], R0.set) : esc(t("result.out"))}</td></tr>`).join("")}</tbody></table>` : "";
     const endType = { kozel: "round_end", tiengow: "deal_end" }[v.rules] || "game_end";
-    const deals = (res.deals || []).map((d) => (R0.roundSummary ? R0.roundSummary({ type: endType, data: d }, c, v) || "" : "")).join("");
+    const deals = (res.deals || []).map((d) => (R0.roundSummary ? R0.roundSummary({ type: endType, data: d }, c, v, 3) || "" : "")).join("");
     const byKey = { kozel: "result.by_round", tiengow: "result.by_deal" }[v.rules] || "result.by_game";
     const winner = order.length ? v.seats[order[0]].name : "";
     const box = $("#overlay");
