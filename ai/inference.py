@@ -202,16 +202,22 @@ def search_log_p(model: SearchModel, feature: Feature) -> float:
     return math.log(p * (1.0 - model.beat)) if kind == "discard" else math.log(p)
 
 
+def _choices(world: State, seat: Seat) -> Iterator[tuple[State, Seat, Move, int]]:
+    """Every other seat's move of the deal so far with a real choice, as ``world`` has it: the position
+    before it, the mover, the move and how many legal moves there were (what every opponent model scores)."""
+    for before, mover, move in REPLAYS[world.rules.id][0](world):
+        if mover != seat:
+            n = len(before.legal_moves())
+            if n > 1:
+                yield before, mover, move, n
+
+
 def _scored_moves(world: State, seat: Seat) -> Iterator[tuple[Seat, bool, int]]:
-    """Every other seat's move of the deal so far with a real choice, as ``world`` has it: the mover,
-    whether the move plays like greedy's, and how many legal moves there were."""
-    replay, agrees = REPLAYS[world.rules.id]
-    for before, mover, move in replay(world):
-        if mover == seat:
-            continue
-        n = len(before.legal_moves())
-        if n > 1:
-            yield mover, agrees(before, mover, move), n
+    """:func:`_choices` under the greedy model: the mover, whether the move plays like greedy's, and how
+    many legal moves there were."""
+    agrees = REPLAYS[world.rules.id][1]
+    for before, mover, move, n in _choices(world, seat):
+        yield mover, agrees(before, mover, move), n
 
 
 def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") -> float:
@@ -239,12 +245,7 @@ def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") 
 def _search_log_likelihood(world: State, seat: Seat) -> float:
     fitted = SEARCH_MODELS[world.rules.id]
     feature = FEATURES[world.rules.id]
-    replay = REPLAYS[world.rules.id][0]
-    total = 0.0
-    for before, mover, move in replay(world):
-        if mover != seat and len(before.legal_moves()) > 1:
-            total += search_log_p(fitted, feature(before, mover, move))
-    return total
+    return sum(search_log_p(fitted, feature(before, mover, move)) for before, mover, move, _n in _choices(world, seat))
 
 
 #: the opponent models ``log_likelihood`` knows

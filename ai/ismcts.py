@@ -610,9 +610,14 @@ class IsmctsEngine(Engine):
             return worlds, params["time_ms"], {}
         return worlds, max(1.0, params["time_ms"] - inferred["elapsed_ms"]), {"inference": inferred}
 
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        """The heuristics the search plays with: the rule set's own (``ai.heuristics``).  A variant of the
+        engine may hand it others (``bench/variants.py``)."""
+        return ai.greedy.heuristics_for(state.rules.id)
+
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         moves = state.legal_moves()
-        heuristics = ai.greedy.heuristics_for(state.rules.id)
+        heuristics = self.heuristics(state, params)
         policy, used = playout_policy(heuristics, params["playout"])
         if len(moves) == 1:
             # nothing to decide: spend no budget
