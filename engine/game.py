@@ -478,6 +478,17 @@ class State(ABC):
         once what they all share (Tien Gow: the tiles ``seat`` has not seen)."""
         return partial(self.determinize, seat)
 
+    def restocked(self, rng: random.Random) -> State:
+        """A copy with every hand and everything on the table kept and what the rules leave to chance inside
+        the state redrawn from ``rng``: the seed of future deals and, in a rule set with a face-down stock
+        (Kozel's bazaar, Tiu U's stock), the stock's order, drawn afresh from its tiles whatever their true order.
+        Every seat sees it exactly as it sees this state.
+        Not a determinization -- it keeps the hidden hands: it is the world of the arena's reference
+        ``perfect:sees=hands``, which knows every hand but not the draws (``docs/ai.md``)."""
+        copy = self.clone()
+        copy.seed = rng.getrandbits(63)
+        return copy
+
     def stop_after_deal(self) -> None:
         """Make this state halt at the end of the current deal (``halt_at_deal_end``): what a search does
         to its own sampled copy.  ``clone`` does not copy it."""

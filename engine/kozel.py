@@ -827,6 +827,16 @@ class KozelState(State):
         out.reverse()
         return out
 
+    def restocked(self, rng: random.Random) -> KozelState:
+        """Every hand kept, the bazaar's order and the seed of later rounds redrawn (``State.restocked``): the
+        same copy whatever the bazaar's true order."""
+        world = self.clone()
+        world.seed = rng.getrandbits(63)
+        # from the sorted tiles: the order drawn depends on which tiles the bazaar holds, not on its true order
+        world.bazaar = sorted(world.bazaar)
+        shuffle(world.bazaar, rng)
+        return world
+
     def determinize(self, seat: Seat, rng: random.Random) -> KozelState:
         world = self.clone()
         world.seed = rng.getrandbits(63)

@@ -759,6 +759,17 @@ class TiuUState(State):
                 "you": seat, "hand": None if seat is None else _names(self.hands[seat]),
                 "seats": seats, "table": table, "result": self.result() if self.phase == OVER else None}
 
+    def restocked(self, rng: random.Random) -> TiuUState:
+        """Every hand kept, the face-down stock's order and the seed of later games redrawn
+        (``State.restocked``); the face-up stacks stay where they are, as everybody has seen them."""
+        w = self.clone()
+        w.seed = rng.getrandbits(63)
+        rest = sorted(self.down[self.dpos:])  # the same copy whatever the stock's true order
+        shuffle(rest, rng)
+        w.down = tuple(rest)
+        w.dpos = 0
+        return w
+
     def determinize(self, seat: Seat, rng: random.Random) -> TiuUState:
         w = self.clone()
         w.seed = rng.getrandbits(63)

@@ -66,6 +66,51 @@ def test_the_reference_engine_decides_from_the_hidden_tiles_too():
     assert differed
 
 
+def _kozel_states(count: int) -> list[engine.game.State]:
+    rng = random.Random("reference/kozel")
+    out = []
+    for seed in range(count):
+        state = engine.new_game("kozel", players=2, seed=seed)
+        for _ in range(rng.randrange(2, 6)):
+            state.apply(rng.choice(state.legal_moves()))
+        out.append(state)
+    return out
+
+
+def test_restocking_redraws_only_the_order_of_the_stock():
+    # Kozel's bazaar and Tiu U's face-down stock: the same tiles in another order, every hand as it was
+    tiuu = engine.new_game("tiuu", players=2, seed=4)
+    for state, stock in ((_kozel_states(1)[0], "bazaar"), (tiuu, "down")):
+        before = state.to_dict()
+        orders = set()
+        for k in range(5):
+            after = state.restocked(random.Random(k)).to_dict()
+            assert sorted(after[stock]) == sorted(before[stock])
+            assert after["hands"] == before["hands"]
+            orders.add(tuple(after[stock]))
+        assert len(orders) > 1, f"{state.rules.id}: restocked never changed the stock's order"
+        assert state.to_dict() == before, "restocked changed the state it copied"
+
+
+def test_the_reference_that_sees_the_hands_does_not_see_the_stock():
+    # Kozel (kozel.md, "What each player knows": the bazaar is face down): two true states that differ only in
+    # the bazaar's order get the same decision from perfect:sees=hands; perfect itself reads the order
+    hands_only = {**BUDGET, "sees": "hands"}
+    differed = 0
+    for state in _kozel_states(6):
+        seat = state.to_move
+        other = state.clone()
+        random.Random(seat).shuffle(other.bazaar)
+        assert other.bazaar != state.bazaar and sorted(other.bazaar) == sorted(state.bazaar)
+        a = ai.decide_on_true_state("perfect", state, seat, hands_only, seed=5)
+        b = ai.decide_on_true_state("perfect", other, seat, hands_only, seed=5)
+        assert a.move.id == b.move.id and a.stats["candidates"] == b.stats["candidates"]
+        full_a = ai.decide_on_true_state("perfect", state, seat, BUDGET, seed=5)
+        full_b = ai.decide_on_true_state("perfect", other, seat, BUDGET, seed=5)
+        differed += full_a.stats["candidates"] != full_b.stats["candidates"]
+    assert differed
+
+
 def test_the_arena_seats_the_reference_engine_on_the_true_state():
     specs = (Spec.parse("perfect:iterations=30,time_ms=600000"), Spec.parse("greedy"))
     result = play_set(Job("tiengow", 4, {}, specs, seed=3))

@@ -155,6 +155,24 @@ def test_a_determinizer_samples_worlds_as_determinize_does_call_after_call(rules
         state.apply(walk.choice(state.legal_moves()))
 
 
+@pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
+def test_a_restocked_state_looks_the_same_to_every_seat_and_keeps_every_hand(rules_id, players, options):
+    # ``restocked`` (the reference ``perfect:sees=hands``, docs/ai.md) redraws only what nobody has seen: the
+    # stock's order and later deals; every hand, the table and the payoffs stay, and it depends on rng alone
+    walk = random.Random(11)
+    state = engine.new_game(rules_id, players=players, seed=11, options=options)
+    for step in range(80):
+        if state.finished:
+            break
+        copy = state.restocked(random.Random(step))
+        for seat in (*range(players), None):
+            assert copy.view(seat) == state.view(seat), f"restocked changed what seat {seat} sees"
+        assert copy.running_payoffs() == state.running_payoffs()
+        assert [m.id for m in copy.legal_moves()] == [m.id for m in state.legal_moves()]
+        assert copy.to_dict() == state.restocked(random.Random(step)).to_dict()
+        state.apply(walk.choice(state.legal_moves()))
+
+
 def _seen_by(state: State, move, seat: int) -> str:
     """The event ``move`` produces first (the move's own event), as ``seat`` may see it."""
     ev = state.clone().play(move.id)[0]
