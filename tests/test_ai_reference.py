@@ -18,15 +18,20 @@ pytest_plugins = ["api_fixtures"]
 BUDGET = {"iterations": 60, "time_ms": 600_000}
 
 
-def _tiengow_states(count: int) -> list[engine.game.State]:
-    rng = random.Random("reference")
+def _states(rules: str, players: int, count: int, moves: tuple[int, int], tag: str) -> list[engine.game.State]:
+    """``count`` positions of ``rules``, each a few random moves (``moves``: the range) into a seeded match."""
+    rng = random.Random(tag)
     out = []
     for seed in range(count):
-        state = engine.new_game("tiengow", players=4, seed=seed)
-        for _ in range(rng.randrange(4, 12)):
+        state = engine.new_game(rules, players=players, seed=seed)
+        for _ in range(rng.randrange(*moves)):
             state.apply(rng.choice(state.legal_moves()))
         out.append(state)
     return out
+
+
+def _tiengow_states(count: int) -> list[engine.game.State]:
+    return _states("tiengow", 4, count, (4, 12), "reference")
 
 
 def test_decide_refuses_the_reference_engine_for_a_served_seat():
@@ -67,14 +72,7 @@ def test_the_reference_engine_decides_from_the_hidden_tiles_too():
 
 
 def _kozel_states(count: int) -> list[engine.game.State]:
-    rng = random.Random("reference/kozel")
-    out = []
-    for seed in range(count):
-        state = engine.new_game("kozel", players=2, seed=seed)
-        for _ in range(rng.randrange(2, 6)):
-            state.apply(rng.choice(state.legal_moves()))
-        out.append(state)
-    return out
+    return _states("kozel", 2, count, (2, 6), "reference/kozel")
 
 
 def test_restocking_redraws_only_the_order_of_the_stock():

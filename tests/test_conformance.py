@@ -136,41 +136,43 @@ def test_a_state_set_to_halt_stops_at_the_end_of_the_deal_with_the_same_payoffs(
         assert halted.legal_moves() == []
 
 
+def _positions(rules_id: str, players: int, options: dict, *, seed: int, steps: int):
+    """The positions of a seeded random walk through a match (at most ``steps``, until it ends), numbered; the
+    walk goes on from each position after the caller has looked at it."""
+    walk = random.Random(seed)
+    state = engine.new_game(rules_id, players=players, seed=seed, options=options)
+    for step in range(steps):
+        if state.finished:
+            return
+        yield step, state
+        state.apply(walk.choice(state.legal_moves()))
+
+
 @pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
 def test_a_determinizer_samples_worlds_as_determinize_does_call_after_call(rules_id, players, options):
     # a search asks the root once for ``determinizer(seat)`` and calls it every iteration; each
     # call must be ``determinize(seat, rng)`` from the same generator, with nothing carried from one call to
     # the next (the closure reuses what it worked out once)
-    walk = random.Random(5)
-    state = engine.new_game(rules_id, players=players, seed=5, options=options)
-    for _ in range(60):
-        if state.finished:
-            break
+    for _step, state in _positions(rules_id, players, options, seed=5, steps=60):
         for seat in range(players):
             sample = state.determinizer(seat)
             fast, slow = random.Random(seat), random.Random(seat)
             for _ in range(3):
                 assert sample(fast).to_dict() == state.determinize(seat, slow).to_dict()
             assert fast.getstate() == slow.getstate()
-        state.apply(walk.choice(state.legal_moves()))
 
 
 @pytest.mark.parametrize(("rules_id", "players", "options"), CONFIGS, ids=IDS)
 def test_a_restocked_state_looks_the_same_to_every_seat_and_keeps_every_hand(rules_id, players, options):
     # ``restocked`` (the reference ``perfect:sees=hands``, docs/ai.md) redraws only what nobody has seen: the
     # stock's order and later deals; every hand, the table and the payoffs stay, and it depends on rng alone
-    walk = random.Random(11)
-    state = engine.new_game(rules_id, players=players, seed=11, options=options)
-    for step in range(80):
-        if state.finished:
-            break
+    for step, state in _positions(rules_id, players, options, seed=11, steps=80):
         copy = state.restocked(random.Random(step))
         for seat in (*range(players), None):
             assert copy.view(seat) == state.view(seat), f"restocked changed what seat {seat} sees"
         assert copy.running_payoffs() == state.running_payoffs()
         assert [m.id for m in copy.legal_moves()] == [m.id for m in state.legal_moves()]
         assert copy.to_dict() == state.restocked(random.Random(step)).to_dict()
-        state.apply(walk.choice(state.legal_moves()))
 
 
 def _seen_by(state: State, move, seat: int) -> str:
