@@ -830,8 +830,7 @@ class KozelState(State):
     def restocked(self, rng: random.Random) -> KozelState:
         """Every hand kept, the bazaar's order and the seed of later rounds redrawn (``State.restocked``): the
         same copy whatever the bazaar's true order."""
-        world = self.clone()
-        world.seed = rng.getrandbits(63)
+        world = cast(KozelState, super().restocked(rng))
         # from the sorted tiles: the order drawn depends on which tiles the bazaar holds, not on its true order
         world.bazaar = sorted(world.bazaar)
         shuffle(world.bazaar, rng)

@@ -762,8 +762,7 @@ class TiuUState(State):
     def restocked(self, rng: random.Random) -> TiuUState:
         """Every hand kept, the face-down stock's order and the seed of later games redrawn
         (``State.restocked``); the face-up stacks stay where they are, as everybody has seen them."""
-        w = self.clone()
-        w.seed = rng.getrandbits(63)
+        w = cast(TiuUState, super().restocked(rng))
         rest = sorted(self.down[self.dpos:])  # the same copy whatever the stock's true order
         shuffle(rest, rng)
         w.down = tuple(rest)
