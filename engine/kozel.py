@@ -55,17 +55,21 @@ this choice is the loosest one that is still exact about what the tile shows, so
 of the real hand (never too strict) while every revealed void is kept for the tiles it concerns.  ``determinize`` fills the slots of the other seats from the unseen tiles
 with a randomized bipartite matching (most constrained slots first, augmenting paths on dead ends), which
 always finds an assignment when one exists and never gives a seat a tile it has shown it did not hold.
+The round's moves are kept too, public as they are (``history``: mover, move code and, for a play, the
+acquisition its tile was taken from), with each slot's acquisition (``origin``: 0 dealt, ``k`` the ``k``-th
+draw of the round), so that ``round_replay`` can rebuild the round as any world of the information set has
+it: the search's inference (``ai.inference``) scores the other seats' choices on those rebuilt positions.
 
 Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
 protocol -- tables (``NUM_TILES``, ``DOUBLES_BASE``, ``FIRST``, ``LEFT``, ``ZERO_ZERO``), ``pips`` and
 ``rollout_of(playout, shed=, explore=)`` (the shedding policy played to the end of the round on the
-state's own fields).
+state's own fields) and ``round_replay`` (the round's plays as a world has them, for inference).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import reduce
 from itertools import accumulate
 from operator import or_
@@ -228,7 +232,9 @@ _NEXT = {n: tuple((s + 1) % n for s in range(n)) for n in (2, 3, 4)}
 # --------------------------------------------------------------------------- the state
 
 class KozelState(State):
-    """One Kozel match.  Hands are tile masks; ``line`` is the list of placements (move codes) in order.
+    """One Kozel match.  Hands are tile masks; ``line`` is the list of placements (move codes) in order;
+    ``history`` the round's moves as ``(seat, move code, origin, origin)`` (the acquisitions a play's tiles
+    were taken from, -1 where there is none) and ``origin`` each hand slot's acquisition.
 
     Scores are kept per *side*: a side is a seat in individual play and a partnership (seat % 2) in team
     play.  ``totals``, ``opened``, ``carry`` and ``deals`` are replaced, never mutated, so ``clone`` shares
@@ -258,6 +264,8 @@ class KozelState(State):
     turn: int
     drawn: list[int]
     slots: list[list[Mask]]
+    origin: list[list[int]]
+    history: list[tuple[Seat, int, int, int]]
     lead: int
     opener: Seat
     last_player: int
@@ -304,6 +312,8 @@ class KozelState(State):
         st.turn = -1
         st.drawn = [0] * players
         st.slots = [[] for _ in range(players)]
+        st.origin = [[] for _ in range(players)]
+        st.history = []
         st.lead = -1
         st.opener = -1
         st.last_player = -1
@@ -340,6 +350,7 @@ class KozelState(State):
             raise ValueError("a tile is given twice")
         for s in range(n):
             st.slots[s] = [0] * len(tiles_of(st.hands[s]))
+            st.origin[s] = [0] * len(st.slots[s])
         if totals is not None:
             st.totals = list(totals)
             st.opened = [t > 0 for t in totals] if opened is None else list(opened)
@@ -393,6 +404,8 @@ class KozelState(State):
         self.left = self.right = -1
         self.drawn = [0] * n
         self.slots = [[0] * k for _ in range(n)]
+        self.origin = [[0] * k for _ in range(n)]
+        self.history = []
         self._set_opener()
         if log is not None:
             log.append(event("deal", None, secret={s: {"hand": names(hands[s])} for s in range(n)},
@@ -432,6 +445,8 @@ class KozelState(State):
         st.line = self.line[:]
         st.drawn = self.drawn[:]
         st.slots = [sl[:] for sl in self.slots]
+        st.origin = [o[:] for o in self.origin]
+        st.history = self.history[:]
         return st
 
     # ---- serialization
@@ -444,6 +459,7 @@ class KozelState(State):
             "line": [[D_NAME[c >> 2], _END_NAMES[c & 3]] for c in self.line],
             "left": self.left, "right": self.right, "turn": self.turn,
             "drawn": list(self.drawn), "slots": [list(sl) for sl in self.slots],
+            "origin": [list(o) for o in self.origin], "history": [list(h) for h in self.history],
             "lead": D_NAME[self.lead] if self.lead >= 0 else None, "opener": self.opener,
             "last_player": self.last_player, "winner": self.winner,
             "totals": list(self.totals), "opened": list(self.opened), "carry": list(self.carry),
@@ -467,6 +483,9 @@ class KozelState(State):
             st.left, st.right, st.turn = int(d["left"]), int(d["right"]), int(d["turn"])
             st.drawn = [int(x) for x in d["drawn"]]
             st.slots = [[int(x) for x in sl] for sl in d["slots"]]
+            # states stored before the round's history was kept: every slot dealt, no history
+            st.origin = [[int(x) for x in o] for o in d.get("origin", [[0] * len(sl) for sl in st.slots])]
+            st.history = [(int(a), int(b), int(c), int(e)) for a, b, c, e in d.get("history", [])]
             st.lead = parse_domino(d["lead"]) if d["lead"] is not None else -1
             st.opener, st.last_player, st.winner = int(d["opener"]), int(d["last_player"]), int(d["winner"])
             st.totals = [int(x) for x in d["totals"]]
@@ -479,7 +498,8 @@ class KozelState(State):
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise BadState(f"unreadable Kozel state: {e}") from None
         if (len(st.hands) != n or len(st.slots) != n or len(st.totals) != st.nsides
-                or any(len(tiles_of(h)) != len(sl) for h, sl in zip(st.hands, st.slots, strict=True))):
+                or any(len(tiles_of(h)) != len(sl) for h, sl in zip(st.hands, st.slots, strict=True))
+                or [len(o) for o in st.origin] != [len(sl) for sl in st.slots]):
             raise BadState("inconsistent Kozel state")
         return st
 
@@ -553,7 +573,8 @@ class KozelState(State):
             self.hands[s] = hand
             self.table |= 1 << t
             self.line.append(code)
-            drop_slot(self.slots[s], t)
+            j = drop_slot(self.slots[s], t)
+            self.history.append((s, code, self.origin[s].pop(j), -1))
             if end == LEFT:
                 self.left = D_OTHER[t][self.left]
             elif end == RIGHT:
@@ -573,8 +594,9 @@ class KozelState(State):
             self.table |= (1 << a) | (1 << b)
             self.line.append(a * 4 + LEFT)
             self.line.append(b * 4 + RIGHT)
-            drop_slot(self.slots[s], a)
-            drop_slot(self.slots[s], b)
+            o = self.origin[s]
+            oa = o.pop(drop_slot(self.slots[s], a))
+            self.history.append((s, code, oa, o.pop(drop_slot(self.slots[s], b))))
             self.last_player = s
             if log is not None:
                 log.append(event("doubles", s, tiles=list(move.tiles), left=D_NAME[a], right=D_NAME[b],
@@ -588,6 +610,8 @@ class KozelState(State):
             t = self.bazaar.pop()
             self.hands[s] |= 1 << t
             self.drawn[s] += 1
+            self.origin[s].append(self.drawn[s])
+            self.history.append((s, code, -1, -1))
             if log is not None:
                 log.append(event("draw", s, secret={s: {"tile": D_NAME[t]}}, drawn=self.drawn[s],
                                  bazaar_size=len(self.bazaar), hand_size=len(sl)))
@@ -597,6 +621,7 @@ class KozelState(State):
             sl = self.slots[s]
             if sl:
                 sl[-1] |= NUM_TILES[self.left] | NUM_TILES[self.right]
+            self.history.append((s, code, -1, -1))
             if log is not None:
                 log.append(event("pass", s))
             self.turn = self.next[s]
@@ -875,7 +900,7 @@ class KozelState(State):
         return world
 
 
-def drop_slot(slots: list[Mask], tile: Tile) -> None:
+def drop_slot(slots: list[Mask], tile: Tile) -> int:
     """Remove the slot a played ``tile`` is taken to come from: the strictest slot that allows it.
 
     The slots allowing a tile are the newest ones (masks only grow towards the oldest), and taking the
@@ -890,6 +915,7 @@ def drop_slot(slots: list[Mask], tile: Tile) -> None:
     if j:
         slots[j - 1] |= slots[j]  # slot j's own facts still hold for the older slots
     del slots[j]
+    return j
 
 
 def _assign(pool: list[Tile], masks: list[Mask]) -> None:
@@ -1006,8 +1032,9 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float], explore: float) ->
     engine's own ``legal_moves``, ``apply`` and ``_end_round``.
 
     On a halting world (a search's sample) the rollout does not keep the hand slots (``slots``, the public
-    void facts that only ``determinize``, ``view`` and ``_apply``'s own slot bookkeeping read): a play does
-    not drop its slot, a draw or pass does not record its void.  A search throws the world away after the
+    void facts that only ``determinize``, ``view`` and ``_apply``'s own slot bookkeeping read) nor the
+    round's history (``history`` and ``origin``, which only ``round_replay`` reads): a play does not drop
+    its slot, a draw or pass does not record its void, no move is added to the history.  A search throws the world away after the
     rollout and reads only its ``running_payoffs`` (totals); ``_end_round`` reads the hands, not the slots;
     ``apply`` is called only for a lead, before the rollout has changed anything."""
     # the heaviest moves at either end looked up instead of found by a loop over the moves: one per play
@@ -1129,5 +1156,84 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float], explore: float) ->
     return rollout
 
 
+def round_replay(world: KozelState) -> Iterator[tuple[KozelState, Seat, Move]]:
+    """Every play of the current round (tile plays and the two-doubles move, in order) as ``world`` has it:
+    the position before the play, the player and the move; the position is one state, played on (valid
+    until the next step).  Draws and passes, one legal move each, are not yielded.
+
+    The round is rebuilt from public facts and ``world``'s hands alone.  ``history`` gives the moves and,
+    for each play, the acquisition its tile was taken to come from (``origin``: 0 dealt, ``k`` the ``k``-th
+    draw of the round); the tiles still in a hand are put in its slots by the same matching as
+    ``determinize`` (``_assign``, the pool shuffled by a generator seeded from ``world.seed``, which a
+    determinization draws afresh), so every hand tile has an acquisition too, and every seat's hand at
+    each moment of the round is known.  Every void the round revealed holds of those hands (the slots'
+    invariant), so each yielded move is legal in its position.  A state whose history is not kept (stored
+    before it was) yields nothing."""
+    hist = world.history
+    if not hist:
+        return
+    n = world.players
+    rng = random.Random(world.seed)
+    # acquired[s][k]: the tile of seat s's acquisition k (0: the dealt tiles, a list)
+    dealt: list[list[Tile]] = [[] for _ in range(n)]
+    drew: list[dict[int, Tile]] = [{} for _ in range(n)]
+    for s in range(n):
+        pool = tiles_of(world.hands[s])
+        shuffle(pool, rng)
+        _assign(pool, world.slot_masks(s))
+        for k, t in zip(world.origin[s], pool, strict=True):
+            if k:
+                drew[s][k] = t
+            else:
+                dealt[s].append(t)
+    for s, code, oa, ob in hist:
+        if code >= 0:
+            if code < DOUBLES_BASE:
+                got: tuple[tuple[Tile, int], ...] = ((code >> 2, oa),)
+            else:
+                x = code - DOUBLES_BASE
+                got = ((domino(x // 7, x // 7), oa), (domino(x % 7, x % 7), ob))
+            for t, k in got:
+                if k:
+                    drew[s][k] = t
+                else:
+                    dealt[s].append(t)
+    st = world.clone()
+    st.hands = [mask_of(d) for d in dealt]
+    st.line = []
+    st.table = 0
+    st.left = st.right = -1
+    draws = [0] * n
+    for s, code, _oa, _ob in hist:
+        if code == _DRAW_CODE:
+            draws[s] += 1
+            st.hands[s] |= 1 << drew[s][draws[s]]
+            continue
+        if code < 0:
+            continue
+        st.turn = s
+        move = next((m for m in st.legal_moves() if m.code == code), None)
+        if move is None:
+            raise BadState("the round's history does not replay on this world")
+        yield st, s, move
+        if code >= DOUBLES_BASE:
+            x = code - DOUBLES_BASE
+            pair = (1 << domino(x // 7, x // 7)) | (1 << domino(x % 7, x % 7))
+            st.hands[s] &= ~pair
+            st.table |= pair
+        else:
+            t, end = code >> 2, code & 3
+            st.hands[s] &= ~(1 << t)
+            st.table |= 1 << t
+            st.line.append(code)
+            if end == LEFT:
+                st.left = D_OTHER[t][st.left]
+            elif end == RIGHT:
+                st.right = D_OTHER[t][st.right]
+            else:
+                st.left, st.right = D_HI[t], D_LO[t]
+
+
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("DOUBLES_BASE", "FIRST", "KozelState", "LEFT", "NUM_TILES", "ZERO_ZERO", "pips", "rollout_of")
+SEARCH_KIT = ("DOUBLES_BASE", "FIRST", "KozelState", "LEFT", "NUM_TILES", "ZERO_ZERO", "pips", "rollout_of",
+              "round_replay")

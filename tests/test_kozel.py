@@ -648,6 +648,63 @@ def test_the_forced_lead_shows_who_holds_it_and_that_nobody_holds_a_higher_tile(
         assert ids(world) == ["play:5-5"]
 
 
+
+@pytest.mark.parametrize(("players", "options"), [(2, {}), (3, {}), (4, {"teams": True}),
+                                                  (2, {"next_round_starter": "previous_winner"})])
+def test_the_round_replays_on_every_world_of_the_information_set(players, options):
+    # round_replay rebuilds the round from the public history and a world's hands: on every world a seat
+    # cannot tell from the truth, the round's plays come back in order, each legal where it was played (a
+    # player must match an end when he can, kozel.md §4, and held no matching tile when he drew or passed);
+    # on the true state a seat that kept none of its draws is rebuilt exactly, hand by hand
+    from engine.kozel import round_replay
+
+    checked = exact = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        st = engine.new_game("kozel", players=players, seed=seed, options=options)
+        assert isinstance(st, KozelState)
+        round_no = st.deals_done
+        plays: list[tuple[int, str, int]] = []  # (mover, move id, the mover's true hand before it)
+        kept = [False] * players  # the seat has drawn a tile it did not play at once
+        while not st.finished:
+            if st.deals_done != round_no:
+                round_no, plays, kept = st.deals_done, [], [False] * players
+            for seat in range(players):
+                world = st.determinize(seat, random.Random(rng.random()))
+                seen = [(mover, move.id) for before, mover, move in round_replay(world)
+                        if move in before.legal_moves() and before.to_move == mover]
+                assert seen == [(mover, move_id) for mover, move_id, _h in plays]
+                checked += 1
+            for k, (before, mover, _move) in enumerate(round_replay(st)):
+                if not kept[mover]:
+                    assert before.hands[mover] == plays[k][2]
+                    exact += 1
+            move = rng.choice(st.legal_moves())
+            s = st.to_move
+            assert s is not None
+            if move.action in ("play", "doubles"):
+                plays.append((s, move.id, st.hands[s]))
+            elif move.action == "draw" and st.bazaar and not (
+                    1 << st.bazaar[-1] & (NUM_TILES[st.left] | NUM_TILES[st.right])):
+                kept[s] = True  # the tile drawn does not fit: it stays in the hand
+            st.apply(move)
+    assert checked > 200 and exact > 100
+
+
+def test_a_state_stored_before_the_round_history_was_kept_replays_nothing():
+    from engine.kozel import round_replay
+
+    st = engine.new_game("kozel", players=2, seed=4)
+    for _ in range(6):
+        st.apply(st.legal_moves()[0])
+    d = st.to_dict()
+    assert d["history"] and d["origin"]
+    del d["history"], d["origin"]
+    old = KozelState.from_dict(d)
+    assert old.view(0) == st.view(0) and [m.id for m in old.legal_moves()] == [m.id for m in st.legal_moves()]
+    assert list(round_replay(old)) == []
+    assert len(list(round_replay(KozelState.from_dict(st.to_dict())))) == len(list(round_replay(st)))
+
 def test_determinize_replaces_the_seed_of_future_deals():
     st = engine.new_game("kozel", players=3, seed=9)
     assert isinstance(st, KozelState)

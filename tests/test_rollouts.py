@@ -36,12 +36,13 @@ def _positions(rules_id: str, players: int, options: dict, count: int):
 
 def _compared(world: State) -> dict:
     """The stored state less what a rollout may leave stale: Kozel's hand slots (the public void facts that
-    only ``determinize`` and ``view`` read) are not kept by its rollout on the search's halting world, which
-    is thrown away once its payoffs are read (``ai.heuristics.kozel.rollout``).  Kozel's mask of the tiles
+    only ``determinize`` and ``view`` read) and the round's history (with the slots' acquisitions, which only
+    ``round_replay`` reads) are not kept by its rollout on the search's halting world, which is thrown away
+    once its payoffs are read (``ai.heuristics.kozel.rollout``).  Kozel's mask of the tiles
     on the table is not stored (it follows from the line) but the rollout keeps it in a local: compared."""
     d = world.to_dict()
     if isinstance(world, KozelState):
-        del d["slots"]
+        del d["slots"], d["origin"], d["history"]
         d["table"] = world.table
     return d
 
