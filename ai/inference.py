@@ -21,8 +21,10 @@ weights are computed from the candidate alone.  So the sampler, like the determi
 information set and the generator (``tests/test_ai_inference.py`` checks: two true states with the same
 observation history give the same decision).
 
-Which rule sets: those with a replay below (``REPLAYS``, today Tien Gow, whose deal starts from four known
-hand sizes and no stock).  Elsewhere ``sampler`` returns ``None`` and the search keeps the uniform one.  The
+Which rule sets: those with a replay below (``REPLAYS``): Tien Gow, whose deal starts from four known hand
+sizes and no stock, and Kozel, whose round the engine rebuilds from its public history and the world's hands
+(``engine.kozel.round_replay``: which draw brought which tile is the world's, as its slots allow).  Elsewhere
+``sampler`` returns ``None`` and the search keeps the uniform one.  The
 cost (``K`` replays with a greedy call per other seat's move) is paid inside the decision's time budget.
 """
 
@@ -36,8 +38,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
+from ai.heuristics import kozel as kozel_heuristics
 from ai.heuristics import tiengow as tiengow_heuristics
 from engine.game import Move, Seat, State
+from engine.kozel import KozelState, round_replay
 from engine.tiengow import TienGowState, hand_names
 from engine.tiles import Face
 
@@ -116,9 +120,20 @@ def _strength(f: Face) -> tuple[float, int]:
     return tiengow_heuristics.POWER[f], f
 
 
+def _kozel_agrees(state: State, seat: Seat, move: Move) -> bool:
+    """Whether ``move`` plays like the greedy heuristic's choice: a move of greedy's best score (greedy
+    draws among equal scores, so any of them is its choice)."""
+    del seat  # the mover is the state's player to move
+    score = kozel_heuristics.score_move
+    ks = cast(KozelState, state)
+    return score(ks, move) >= max(score(ks, m) for m in state.legal_moves())
+
+
 #: rule set id -> (replay of the deal so far, the opponent model's agreement test)
 REPLAYS: dict[str, tuple[Replay, Agrees]] = {
     "tiengow": (_tiengow_replay, _tiengow_agrees),
+    # Kozel: the round's plays, as the world holds the hands (engine.kozel.round_replay)
+    "kozel": (cast(Replay, round_replay), _kozel_agrees),
 }
 #: rule set id -> the opponent model's placement of a world's hidden tiles (Tien Gow: discards are weakest)
 ARRANGE: dict[str, Callable[[State, Seat], State]] = {
@@ -224,10 +239,12 @@ def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") 
     """log P(what the other seats played in this deal | ``world``) under the opponent model: ``model``
     ``"greedy"`` (greedy with noise ``eps``; ``eps`` 0: each other seat has a noise rate of its own,
     unknown, integrated over :data:`EPS_GRID`, so the moves of a seat that has played like greedy all deal
-    weigh much, those of one that rarely has, little) or ``"search"`` (:data:`SEARCH_MODELS`, ``eps``
-    unused)."""
+    weigh much, those of one that rarely has, little), ``"search"`` (:data:`SEARCH_MODELS`, ``eps``
+    unused) or ``"softmax"`` (:data:`SOFTMAX_MODELS`, ``eps`` unused)."""
     if model == "search":
         return _search_log_likelihood(world, seat)
+    if model == "softmax":
+        return _softmax_log_likelihood(world, seat)
     if eps > 0.0:
         return sum(math.log((1.0 - eps) * a + eps / n) for _mover, a, n in _scored_moves(world, seat))
     per_seat: dict[Seat, list[float]] = {}
@@ -248,8 +265,41 @@ def _search_log_likelihood(world: State, seat: Seat) -> float:
     return sum(search_log_p(fitted, feature(before, mover, move)) for before, mover, move, _n in _choices(world, seat))
 
 
+@dataclass(frozen=True)
+class SoftmaxModel:
+    """The opponent model ``model="softmax"``: another seat plays each legal move with a chance in proportion
+    to ``exp(beta * score(position, move))``, the rule set's greedy score at temperature ``1 / beta``
+    (fitted by maximum likelihood on deals of the search itself, ``tilehouse bench inference --fit``).
+    Unlike "greedy with noise" it weighs how much better a move it did not play would have looked, so a
+    world in which the seat passed over a far better move weighs little, one in which it passed over a
+    slightly better one almost as much as one in which it played its best."""
+
+    score: Callable[[State, Move], float]
+    beta: float
+
+
+#: rule set id -> the fitted softmax model of searching players: ``tilehouse bench inference kozel --fit
+#: --engine ismcts:iterations=1000 --sets 80 --seed 0`` (docs/ai.md, "Inference")
+SOFTMAX_MODELS: dict[str, SoftmaxModel] = {
+    "kozel": SoftmaxModel(score=cast(Callable[[State, Move], float], kozel_heuristics.score_move), beta=0.12),
+}
+
+
+def softmax_log_p(model: SoftmaxModel, before: State, move: Move) -> float:
+    """log P(``move`` | the position ``before``) under ``model``: ``beta * score(move)`` less the log of the
+    sum of ``exp(beta * score)`` over the legal moves."""
+    xs = [model.beta * model.score(before, m) for m in before.legal_moves()]
+    top = max(xs)
+    return model.beta * model.score(before, move) - top - math.log(sum(math.exp(x - top) for x in xs))
+
+
+def _softmax_log_likelihood(world: State, seat: Seat) -> float:
+    fitted = SOFTMAX_MODELS[world.rules.id]
+    return sum(softmax_log_p(fitted, before, move) for before, _mover, move, _n in _choices(world, seat))
+
+
 #: the opponent models ``log_likelihood`` knows
-MODELS = ("greedy", "search")
+MODELS = ("greedy", "search", "softmax")
 
 
 def _tiengow_slots(world: State, seat: Seat) -> tuple[list[list[Face]], list[tuple[int, list[Face]]]]:

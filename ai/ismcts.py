@@ -562,8 +562,8 @@ class IsmctsEngine(Engine):
               "one-ply heuristic: slower per iteration, much better informed); random where a rule set has "
               "no heuristics", choices=("random", "heuristic", "greedy")),
         Param("inference", bool, False, "weight the sampled worlds by how likely each makes the other seats' "
-              "moves in this deal under a greedy opponent model (ai.inference; rule sets with a replay only, "
-              "today tiengow); its cost is paid inside time_ms"),
+              "moves in this deal under an opponent model (ai.inference; rule sets with a replay only: "
+              "tiengow, kozel); its cost is paid inside time_ms"),
         Param("inference_worlds", int, 1, "candidate worlds the inference weighs by the other seats' moves "
               "(importance resampling); 1: none, every sampled world only arranged as the opponent model plays "
               "(Tien Gow: face-down discards are the weakest tiles)", minimum=1, maximum=10_000),
@@ -574,8 +574,9 @@ class IsmctsEngine(Engine):
               "a uniformly random legal move instead of the greedy one; 0: each seat's own, unknown, integrated over a "
               "grid (ai.inference.EPS_GRID)", minimum=0.0, maximum=1.0),
         Param("inference_model", str, "greedy", "with inference: the opponent model the other seats' moves are "
-              "weighed by: 'greedy' (greedy with noise inference_eps) or 'search' (chances fitted on the search's "
-              "own play, ai.inference.SEARCH_MODELS)", choices=inference.MODELS),
+              "weighed by: 'greedy' (greedy with noise inference_eps), 'search' (chances fitted on the search's "
+              "own play, ai.inference.SEARCH_MODELS, tiengow) or 'softmax' (the greedy score at a temperature "
+              "fitted on the search's own play, ai.inference.SOFTMAX_MODELS, kozel)", choices=inference.MODELS),
         Param("opponents", str, "tree", "how the search plays other seats' moves inside its tree: 'tree' (UCB "
               "over the tree's statistics, the same whatever the seat holds) or 'greedy' (the greedy engine's "
               "choice from the seat's hand in each sampled world)", choices=("tree", "greedy")),

@@ -17,9 +17,16 @@ the search model), with the chain's cost
 per step; means with a 95% interval over the positions, and the paired differences to the arranged worlds.
 The true hands are read here only to score the worlds, never by the sampler.
 
-``--fit``: the model of searching players (``ai.inference.SearchModel``, ``inference_model=search``) fitted
-by maximum likelihood on ``--sets`` deals of four seats of the (first) ``--engine``, seeds from ``--seed``:
-the chance of greedy's lead, of a beat where one exists, of the cheapest beat, of the weakest discard.
+Kozel (no face-down discards, no arrangement): the positions are kept where the other seat has chosen
+between moves this round, stopped 6 + seed % 14 moves in, and the rows are the uniform worlds and, for each
+``--sampler WORLDS:MODEL``, the importance-resampling sampler's worlds (``ai.inference.sampler``, the
+model ``greedy`` with noise 0.5 or ``softmax``) with its paired difference to the uniform ones.
+
+``--fit``: the model of searching players fitted by maximum likelihood on ``--sets`` deals of the (first)
+``--engine`` in every seat, seeds from ``--seed``.  Tien Gow: ``ai.inference.SearchModel``
+(``inference_model=search``), the chance of greedy's lead, of a beat where one exists, of the cheapest
+beat, of the weakest discard.  Kozel: the ``beta`` of ``ai.inference.SoftmaxModel``
+(``inference_model=softmax``), with the log-likelihood it gains per decision over uniformly random play.
 """
 
 from __future__ import annotations
@@ -81,6 +88,40 @@ def features(rules_id: str, spec: Spec, sets: int, seed: int) -> list[inference.
             _decisions(rules_id, lineup, seed + i) if len(state.legal_moves()) > 1]
 
 
+#: one decision for the softmax fit: the model's score of every legal move and the index of the one played
+Scored = tuple[list[float], int]
+
+
+def scored(rules_id: str, spec: Spec, sets: int, seed: int) -> list[Scored]:
+    """Every decision with a real choice in ``sets`` deals of ``spec`` in every seat (seeds from ``seed``,
+    decisions seeded as the arena seeds them), scored by the rule set's softmax model on the true position."""
+    score = inference.SOFTMAX_MODELS[rules_id].score
+    lineup = [spec] * engine.RULES[rules_id].default_players
+    out = []
+    for i in range(sets):
+        for state, _mover, _s, move in _decisions(rules_id, lineup, seed + i):
+            moves = state.legal_moves()
+            if len(moves) > 1:
+                out.append(([score(state, m) for m in moves], moves.index(move)))
+    return out
+
+
+def softmax_log_likelihood(rows: Sequence[Scored], beta: float) -> float:
+    """The log-likelihood of the decisions ``rows`` when each move is played with a chance in proportion to
+    ``exp(beta * score)``."""
+    total = 0.0
+    for scores, chosen in rows:
+        xs = [beta * x for x in scores]
+        top = max(xs)
+        total += xs[chosen] - top - math.log(sum(math.exp(x - top) for x in xs))
+    return total
+
+
+def fit_softmax(rows: Sequence[Scored]) -> float:
+    """The ``beta`` of the grid 0.00..3.00 (steps of 0.01) that maximises the log-likelihood of ``rows``."""
+    return max((k / 100 for k in range(301)), key=lambda b: softmax_log_likelihood(rows, b))
+
+
 def _share(rows: Sequence[tuple[bool, int, int]]) -> float:
     """The chance ``q`` of 0.00..0.99 that maximises ``sum log(q [hit] / favourites + (1 - q) / n)`` over
     ``rows`` of ``(hit, n, favourites)``."""
@@ -108,10 +149,14 @@ def fit(rows: Sequence[tuple[bool, int]]) -> float:
 
 
 def _right(world: Any, truth: Any, seat: int) -> float:
-    """The share of the other seats' hand tiles of ``world`` that ``truth`` has in the same hand."""
+    """The share of the other seats' hand tiles of ``world`` that ``truth`` has in the same hand (hands as
+    lists of faces, or Kozel's tile masks)."""
     ok = total = 0
     for p, hand in enumerate(world.hands):
-        if p != seat:
+        if p != seat and isinstance(hand, int):
+            total += hand.bit_count()
+            ok += (hand & truth.hands[p]).bit_count()
+        elif p != seat:
             left = list(truth.hands[p])
             for f in hand:
                 total += 1
@@ -121,9 +166,48 @@ def _right(world: Any, truth: Any, seat: int) -> float:
     return ok / max(1, total)
 
 
-def placement(rules_id: str, spec: Spec, count: int,
-              chains: Sequence[tuple[int, float, str]]) -> dict[str, list[float]]:
+def _sampler_placement(rules_id: str, spec: Spec, count: int,
+                       samplers: Sequence[tuple[int, str]]) -> dict[str, list[float]]:
+    """``placement`` where no arrangement is defined (Kozel): uniform worlds and the samplers' worlds."""
+    players = engine.RULES[rules_id].default_players
+    replay = inference.REPLAYS[rules_id][0]
+    rows: dict[str, list[float]] = {"uniform": []}
+    seed = found = 0
+    while found < count:
+        state = engine.new_game(rules_id, players=players, seed=seed)
+        for ply in range(6 + seed % 14):
+            mover = state.to_move
+            if mover is None or state.deals_done:
+                break
+            state.apply(ai.decide(spec.engine, state, mover, dict(spec.params), seed=ply).move)
+        seed += 1
+        seat = state.to_move
+        if seat is None or state.deals_done or not any(
+                mover != seat and len(before.legal_moves()) > 1 for before, mover, _m in replay(state)):
+            continue
+        i, found = found, found + 1
+        rows["uniform"].append(statistics.mean(
+            _right(state.determinize(seat, random.Random(100 + k)), state, seat) for k in range(200)))
+        for worlds, model in samplers:
+            t0 = time.perf_counter()
+            made = inference.sampler(state, seat, worlds, 0.5 if model == "greedy" else 0.0, random.Random(i),
+                                     model=model)
+            ms = (time.perf_counter() - t0) * 1000.0
+            assert made is not None
+            draw, _stats = made
+            r = random.Random(i)
+            key = f"sampler {worlds} {model}"
+            rows.setdefault(key, []).append(statistics.mean(_right(draw(r), state, seat) for _ in range(200)))
+            rows.setdefault(key + " - uniform", []).append(rows[key][-1] - rows["uniform"][-1])
+            rows.setdefault(key + " ms", []).append(ms)
+    return rows
+
+
+def placement(rules_id: str, spec: Spec, count: int, chains: Sequence[tuple[int, float, str]],
+              samplers: Sequence[tuple[int, str]] = ()) -> dict[str, list[float]]:
     """Per position (see ``--placement``): name -> the mean share right of that kind of world."""
+    if rules_id not in inference.ARRANGE:
+        return _sampler_placement(rules_id, spec, count, samplers)
     players = engine.RULES[rules_id].default_players
     arrange = inference.ARRANGE[rules_id]
     rows: dict[str, list[float]] = {"uniform": [], "arranged": []}
@@ -176,10 +260,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chain", action="append", default=[], metavar="STEPS:EPS",
                    help="with --placement: a Metropolis chain to measure, under the greedy model with noise EPS "
                         "or (EPS 'search') the search model; repeat (default 400:0.1)")
+    p.add_argument("--sampler", action="append", default=[], metavar="WORLDS:MODEL",
+                   help="with --placement at Kozel: the importance-resampling sampler to measure, WORLDS candidates "
+                        "under MODEL (greedy or softmax); repeat (default 200:softmax)")
     p.add_argument("--fit", action="store_true",
-                   help="fit the search model (ai.inference.SearchModel) on deals of four seats of the first --engine")
+                   help="fit the model of searching players (Tien Gow: ai.inference.SearchModel; Kozel: the "
+                        "softmax model's beta) on deals of the first --engine in every seat")
     a = p.parse_args(argv)
     specs = tuple(Spec.parse(t) for t in a.engine)
+    if a.fit and a.rules in inference.SOFTMAX_MODELS:
+        decisions = scored(a.rules, specs[0], a.sets, a.seed)
+        beta = fit_softmax(decisions)
+        gain = ((softmax_log_likelihood(decisions, beta) - softmax_log_likelihood(decisions, 0.0))
+                / max(1, len(decisions)))
+        print(json.dumps({"engine": specs[0].label, "decisions": len(decisions), "beta": beta,
+                          "gain_per_decision": round(gain, 4)}) if a.json else
+              f"{specs[0].label}: {len(decisions)} decisions  beta {beta:.2f}  "
+              f"log-likelihood gain over uniform play {gain:.4f} a decision")
+        return 0
     if a.fit:
         seen = features(a.rules, specs[0], a.sets, a.seed)
         model = fit_search_model(seen)
@@ -188,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.placement:
         chains = [_chain(c) for c in a.chain or ["400:0.1"]]
-        for key, values in placement(a.rules, specs[0], a.placement, chains).items():
+        samplers = [(int(w), m) for w, _, m in (t.partition(":") for t in a.sampler or ["200:softmax"])]
+        for key, values in placement(a.rules, specs[0], a.placement, chains, samplers).items():
             m = statistics.mean(values)
             h = 1.96 * statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else 0.0
             print(json.dumps({"world": key, "mean": round(m, 4), "lo": round(m - h, 4), "hi": round(m + h, 4),

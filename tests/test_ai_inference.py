@@ -58,6 +58,87 @@ def test_states_with_the_same_observation_history_get_the_same_inferred_decision
         assert a.stats["inference"] == {**b.stats["inference"], "elapsed_ms": a.stats["inference"]["elapsed_ms"]}
 
 
+def _kozel_round(seed: int, moves: int, engine_id: str = "greedy") -> State:
+    """A two-player Kozel round ``moves`` moves in (fewer if it ends), every seat playing ``engine_id``."""
+    state = engine.new_game("kozel", players=2, seed=seed)
+    for ply in range(moves):
+        if state.to_move is None or state.deals_done:
+            break
+        state.apply(ai.decide(engine_id, state, state.to_move, {}, seed=ply).move)
+    return state
+
+
+def _kozel_rounds(count: int) -> list[State]:
+    """Kozel rounds under way in which the seat to move has a choice and its opponent has chosen between
+    moves."""
+    out = []
+    seed = 0
+    while len(out) < count:
+        state = _kozel_round(seed, 7 + seed % 9)
+        seed += 1
+        seat = state.to_move
+        if seat is not None and not state.deals_done and len(state.legal_moves()) > 1 and any(
+                mover != seat and len(before.legal_moves()) > 1
+                for before, mover, _m in inference.REPLAYS["kozel"][0](state)):
+            out.append(state)
+    return out
+
+
+@pytest.mark.parametrize("model", ["greedy", "softmax"])
+def test_kozel_states_with_the_same_observation_history_get_the_same_inferred_decision(model):
+    # the fair-AI rule at Kozel, whose inference rebuilds the round from its public history: the other true
+    # state deals the opponent's hand and the bazaar afresh (every void it showed kept), and the decision, the
+    # search's statistics and the inference's are identical
+    params = {**INFER, "inference_model": model}
+    rng = random.Random(f"inference/kozel/{model}")
+    for state in _kozel_rounds(4):
+        seat = state.to_move
+        other = state.determinize(seat, rng)
+        assert other.view(seat) == state.view(seat) and other.to_dict() != state.to_dict()
+        a = ai.decide("ismcts", state, seat, params, seed=4)
+        b = ai.decide("ismcts", other, seat, params, seed=4)
+        assert a.move.id == b.move.id
+        assert a.stats["candidates"] == b.stats["candidates"]
+        assert a.stats["inference"] == {**b.stats["inference"], "elapsed_ms": a.stats["inference"]["elapsed_ms"]}
+
+
+def test_kozel_worlds_that_explain_greedy_opponents_weigh_more_than_the_others():
+    # against an opponent that really plays greedy, the true round agrees with greedy at every choice while
+    # other worlds of the information set do not; the weighted sampler's worlds explain the opponent's moves
+    # better than uniform ones on average, under either model
+    replay, agrees = inference.REPLAYS["kozel"]
+
+    def disagreements(world: State, seat: int) -> int:
+        return sum(not agrees(before, mover, move) for before, mover, move in replay(world) if mover != seat)
+
+    uniform_ll = weighted_ll = 0.0
+    others = 0
+    for i, state in enumerate(_kozel_rounds(8)):
+        seat = state.to_move
+        assert disagreements(state, seat) == 0
+        others += sum(disagreements(state.determinize(seat, random.Random(k)), seat) for k in range(30))
+        for model, eps in (("greedy", 0.01), ("softmax", 0.0)):
+            made = inference.sampler(state, seat, 200, eps, random.Random(i), model=model)
+            assert made is not None
+            draw, _stats = made
+            r = random.Random(i)
+            uniform_ll += sum(inference.log_likelihood(state.determinize(seat, random.Random(1000 + k)), seat,
+                                                       eps, model) for k in range(20))
+            weighted_ll += sum(inference.log_likelihood(draw(r), seat, eps, model) for _ in range(20))
+    assert others > 0 and weighted_ll > uniform_ll
+
+
+def test_the_softmax_models_chances_of_a_positions_moves_sum_to_one():
+    # the softmax opponent model is a distribution over the legal moves, whatever the temperature
+    for state in _kozel_rounds(3):
+        for before, _mover, _move in inference.REPLAYS["kozel"][0](state):
+            moves = before.legal_moves()
+            for beta in (0.0, 0.12, 2.0):
+                model = inference.SoftmaxModel(score=inference.SOFTMAX_MODELS["kozel"].score, beta=beta)
+                total = sum(math.exp(inference.softmax_log_p(model, before, m)) for m in moves)
+                assert abs(total - 1.0) < 1e-9
+
+
 def test_the_replay_rebuilds_the_deal_as_the_world_has_it():
     state = _with_hidden_discards(1)[0]
     seen = []
@@ -102,6 +183,9 @@ def test_inference_weighs_nothing_before_another_seat_has_moved_or_without_a_rep
     assert "inference" not in d.stats
     kozel = engine.new_game("kozel", players=2, seed=3)
     assert inference.sampler(kozel, kozel.to_move, 8, 0.5, random.Random(1)) is None
+    tiuu = engine.new_game("tiuu", players=2, seed=3)  # no replay: the uniform worlds
+    tiuu.apply(tiuu.legal_moves()[0])
+    assert inference.sampler(tiuu, tiuu.to_move, 8, 0.5, random.Random(1)) is None
 
 
 def test_the_inference_is_paid_inside_the_time_budget():
@@ -245,3 +329,30 @@ def test_fitting_the_search_model_recovers_how_the_players_play():
     assert greedy.lead >= 0.8 and greedy.cheapest >= 0.9 and greedy.weakest >= 0.95
     chance = fit_search_model(features("tiengow", Spec.parse("random"), 12, 1001))
     assert chance.lead <= 0.15 and chance.cheapest <= 0.15 and chance.weakest <= 0.15
+
+
+def test_fitting_the_softmax_model_recovers_how_sharply_the_players_follow_the_score():
+    # bench inference kozel --fit: players who always play greedy's best score are fitted a steep model (a
+    # high beta), players who play at random a flat one (beta near zero)
+    from ai.arena import Spec
+    from bench.inference import fit_softmax, scored
+
+    assert fit_softmax(scored("kozel", Spec.parse("greedy"), 10, 1)) >= 1.0
+    assert fit_softmax(scored("kozel", Spec.parse("random"), 10, 1)) <= 0.1
+
+
+def test_the_placement_bench_scores_kozel_worlds_against_the_true_hands():
+    # bench inference kozel --placement: Kozel has no arrangement, so the rows are the uniform worlds and the
+    # sampler's, each a share, with the paired difference of the two
+    from ai.arena import Spec
+    from bench.inference import _right, placement
+
+    rows = placement("kozel", Spec.parse("greedy"), 3, [], [(40, "softmax")])
+    assert {"uniform", "sampler 40 softmax", "sampler 40 softmax - uniform", "sampler 40 softmax ms"} <= set(rows)
+    for key in ("uniform", "sampler 40 softmax"):
+        assert len(rows[key]) == 3 and all(0.0 <= x <= 1.0 for x in rows[key])
+    assert rows["sampler 40 softmax - uniform"] == [s - u for s, u in zip(rows["sampler 40 softmax"],
+                                                                          rows["uniform"], strict=True)]
+    state = _kozel_rounds(1)[0]
+    assert _right(state, state, state.to_move) == 1.0
+    assert _right(state.determinize(state.to_move, random.Random(1)), state, state.to_move) < 1.0
