@@ -18,6 +18,13 @@ beside the shipped ones.
   searching players discard their weakest tiles far less often than greedy does (``tilehouse bench
   inference --fit``: 37% of the time), so the tree's worlds keep hands that are too strong after a discard.
   Tien Gow only (the rule set with a ``hidden`` model); elsewhere it is ``ismcts``.
+* ``ismcts_paired_root``: ``ismcts`` with the wall game's paired root at every rule set: sequential halving
+  over every legal move with common determinizations and common playout streams (``ai.ismcts.paired_search``,
+  every legal move its own class), instead of UCB over a tree.  The idea: at Kozel a round's outcome varies
+  by tens of points between worlds while the root's moves differ by a few (docs/ai-history.md, the UCB
+  diagnostic of 2026-12-04), so the search is limited by noise that pairing cancels.  Measured
+  (docs/ai-history.md, 2026-12-04, sixth look): it loses to plain ``ismcts`` at Kozel at 100 ms, -11.2
+  [-19.9, -2.4] over 100 sets, so the tree's lookahead is worth more there than the noise pairing saves.
 """
 
 from __future__ import annotations
@@ -91,8 +98,22 @@ class SoftDiscards(IsmctsEngine):
         return replace(found, hidden=soft, observe=None)
 
 
+class PairedRoot(IsmctsEngine):
+    """``ismcts`` searching every rule set with the paired root (module docstring)."""
+
+    id = "ismcts_paired_root"
+    description = "ismcts, with sequential halving over every legal move on common worlds at the root"
+    params: ClassVar[tuple[Param, ...]] = IsmctsEngine.params
+
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        found = super().heuristics(state, params)
+        if found is None or found.distinct is not None:
+            return found
+        return replace(found, distinct=lambda s: s.legal_moves())
+
+
 #: the variants this bench seats, by id
-VARIANTS = (GreedyTiebreak(), SoftDiscards())
+VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot())
 
 
 def register() -> None:
