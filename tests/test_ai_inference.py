@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -27,17 +28,22 @@ def _greedy_deal(seed: int, moves: int) -> State:
     return state
 
 
-def _with_hidden_discards(count: int) -> list[State]:
-    """Deals in which some seat other than the one to move has discarded face down."""
+def _found(count: int, make: Callable[[int], State], keep: Callable[[State], bool]) -> list[State]:
+    """The first ``count`` states ``make(seed)`` (seeds 0, 1, ...) that ``keep`` keeps."""
     out = []
     seed = 0
     while len(out) < count:
-        state = _greedy_deal(seed, 9 + seed % 8)
+        state = make(seed)
         seed += 1
-        seat = state.to_move
-        if any(not up and p != seat for _l, _w, ps in state.tricks for p, up, _f in ps):
+        if keep(state):
             out.append(state)
     return out
+
+
+def _with_hidden_discards(count: int) -> list[State]:
+    """Deals in which some seat other than the one to move has discarded face down."""
+    return _found(count, lambda seed: _greedy_deal(seed, 9 + seed % 8), lambda state: any(
+        not up and p != state.to_move for _l, _w, ps in state.tricks for p, up, _f in ps))
 
 
 @pytest.mark.parametrize("sampler", ["resampling", "metropolis", "metropolis, search model"])
@@ -46,8 +52,13 @@ def test_states_with_the_same_observation_history_get_the_same_inferred_decision
     # the other seats' face-down discards afresh: the same history as the seat saw it (face-down discards
     # stay face down), different tiles behind it, and the identical decision
     params = {"resampling": INFER, "metropolis": MCMC, "metropolis, search model": SEARCH_MODEL}[sampler]
-    rng = random.Random(f"inference/iset/{sampler}")
-    for state in _with_hidden_discards(4):
+    _assert_same_inferred_decisions(_with_hidden_discards(4), params, random.Random(f"inference/iset/{sampler}"))
+
+
+def _assert_same_inferred_decisions(states: list[State], params: dict, rng: random.Random) -> None:
+    """For each state: another true state the seat to move cannot tell from it (its own determinization)
+    gets the identical decision, search statistics and inference statistics (but for the time taken)."""
+    for state in states:
         seat = state.to_move
         other = state.determinize(seat, rng)
         assert other.view(seat) == state.view(seat) and other.to_dict() != state.to_dict()
@@ -71,17 +82,10 @@ def _kozel_round(seed: int, moves: int, engine_id: str = "greedy") -> State:
 def _kozel_rounds(count: int) -> list[State]:
     """Kozel rounds under way in which the seat to move has a choice and its opponent has chosen between
     moves."""
-    out = []
-    seed = 0
-    while len(out) < count:
-        state = _kozel_round(seed, 7 + seed % 9)
-        seed += 1
-        seat = state.to_move
-        if seat is not None and not state.deals_done and len(state.legal_moves()) > 1 and any(
-                mover != seat and len(before.legal_moves()) > 1
-                for before, mover, _m in inference.REPLAYS["kozel"][0](state)):
-            out.append(state)
-    return out
+    return _found(count, lambda seed: _kozel_round(seed, 7 + seed % 9), lambda state: (
+        state.to_move is not None and not state.deals_done and len(state.legal_moves()) > 1 and any(
+            mover != state.to_move and len(before.legal_moves()) > 1
+            for before, mover, _m in inference.REPLAYS["kozel"][0](state))))
 
 
 @pytest.mark.parametrize("model", ["greedy", "softmax"])
@@ -89,17 +93,8 @@ def test_kozel_states_with_the_same_observation_history_get_the_same_inferred_de
     # the fair-AI rule at Kozel, whose inference rebuilds the round from its public history: the other true
     # state deals the opponent's hand and the bazaar afresh (every void it showed kept), and the decision, the
     # search's statistics and the inference's are identical
-    params = {**INFER, "inference_model": model}
-    rng = random.Random(f"inference/kozel/{model}")
-    for state in _kozel_rounds(4):
-        seat = state.to_move
-        other = state.determinize(seat, rng)
-        assert other.view(seat) == state.view(seat) and other.to_dict() != state.to_dict()
-        a = ai.decide("ismcts", state, seat, params, seed=4)
-        b = ai.decide("ismcts", other, seat, params, seed=4)
-        assert a.move.id == b.move.id
-        assert a.stats["candidates"] == b.stats["candidates"]
-        assert a.stats["inference"] == {**b.stats["inference"], "elapsed_ms": a.stats["inference"]["elapsed_ms"]}
+    _assert_same_inferred_decisions(_kozel_rounds(4), {**INFER, "inference_model": model},
+                                    random.Random(f"inference/kozel/{model}"))
 
 
 def test_kozel_worlds_that_explain_greedy_opponents_weigh_more_than_the_others():
@@ -280,16 +275,24 @@ def test_the_placement_bench_scores_worlds_against_the_true_hands():
     # bench inference --placement: the share of hidden hand tiles a kind of world puts in the right hand is a
     # share, the paired differences are the differences of the rows, and the true world would score 1
     from ai.arena import Spec
-    from bench.inference import _right, placement
+    from bench.inference import placement
 
     rows = placement("tiengow", Spec.parse("greedy"), 2, [(20, 0.1, "greedy"), (20, 0.0, "search")])
     assert len(rows["chain 20 search model"]) == 2
     assert {"uniform", "arranged", "chain 20 eps 0.1", "chain 20 eps 0.1 - arranged"} <= set(rows)
-    for key in ("uniform", "arranged", "chain 20 eps 0.1"):
-        assert len(rows[key]) == 2 and all(0.0 <= x <= 1.0 for x in rows[key])
-    assert rows["chain 20 eps 0.1 - arranged"] == [c - a for c, a in zip(rows["chain 20 eps 0.1"],
-                                                                         rows["arranged"], strict=True)]
-    state = _with_hidden_discards(1)[0]
+    _assert_placement_rows(rows, 2, ("uniform", "arranged", "chain 20 eps 0.1"), "chain 20 eps 0.1", "arranged",
+                           _with_hidden_discards(1)[0])
+
+
+def _assert_placement_rows(rows: dict[str, list[float]], positions: int, shares: tuple[str, ...], key: str,
+                           base: str, state: State) -> None:
+    """``rows`` of ``bench inference --placement``: every kind of world a share per position, ``key - base``
+    the paired differences, and the true world scored 1 where a determinization of ``state`` is not."""
+    from bench.inference import _right
+
+    for name in shares:
+        assert len(rows[name]) == positions and all(0.0 <= x <= 1.0 for x in rows[name])
+    assert rows[f"{key} - {base}"] == [k - b for k, b in zip(rows[key], rows[base], strict=True)]
     assert _right(state, state, state.to_move) == 1.0
     assert _right(state.determinize(state.to_move, random.Random(1)), state, state.to_move) < 1.0
 
@@ -345,14 +348,9 @@ def test_the_placement_bench_scores_kozel_worlds_against_the_true_hands():
     # bench inference kozel --placement: Kozel has no arrangement, so the rows are the uniform worlds and the
     # sampler's, each a share, with the paired difference of the two
     from ai.arena import Spec
-    from bench.inference import _right, placement
+    from bench.inference import placement
 
     rows = placement("kozel", Spec.parse("greedy"), 3, [], [(40, "softmax")])
     assert {"uniform", "sampler 40 softmax", "sampler 40 softmax - uniform", "sampler 40 softmax ms"} <= set(rows)
-    for key in ("uniform", "sampler 40 softmax"):
-        assert len(rows[key]) == 3 and all(0.0 <= x <= 1.0 for x in rows[key])
-    assert rows["sampler 40 softmax - uniform"] == [s - u for s, u in zip(rows["sampler 40 softmax"],
-                                                                          rows["uniform"], strict=True)]
-    state = _kozel_rounds(1)[0]
-    assert _right(state, state, state.to_move) == 1.0
-    assert _right(state.determinize(state.to_move, random.Random(1)), state, state.to_move) < 1.0
+    _assert_placement_rows(rows, 3, ("uniform", "sampler 40 softmax"), "sampler 40 softmax", "uniform",
+                           _kozel_rounds(1)[0])
