@@ -91,7 +91,7 @@ def test_ismcts_declares_its_parameters_with_bounds_and_choices():
     assert params["playout"]["enum"] == ["random", "heuristic", "greedy"]
     assert params["inference"]["type"] == "boolean"
     assert params["opponents"]["enum"] == ["tree", "greedy"] and params["opponents"]["default"] == "tree"
-    assert params["inference_model"]["enum"] == ["greedy", "search"] and params["inference_model"]["default"] == "greedy"
+    assert params["inference_model"]["enum"] == ["greedy", "search", "softmax"] and params["inference_model"]["default"] == "greedy"
 
 
 # --------------------------------------------------------------------------- decide: errors
