@@ -34,7 +34,7 @@ import math
 import random
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -287,12 +287,18 @@ SOFTMAX_MODELS: dict[str, SoftmaxModel] = {
 }
 
 
+def log_softmax(scores: Sequence[float], chosen: int, beta: float) -> float:
+    """log of the chance of ``scores[chosen]`` when each is chosen in proportion to ``exp(beta * score)``."""
+    xs = [beta * x for x in scores]
+    top = max(xs)
+    return xs[chosen] - top - math.log(sum(math.exp(x - top) for x in xs))
+
+
 def softmax_log_p(model: SoftmaxModel, before: State, move: Move) -> float:
     """log P(``move`` | the position ``before``) under ``model``: ``beta * score(move)`` less the log of the
     sum of ``exp(beta * score)`` over the legal moves."""
-    xs = [model.beta * model.score(before, m) for m in before.legal_moves()]
-    top = max(xs)
-    return model.beta * model.score(before, move) - top - math.log(sum(math.exp(x - top) for x in xs))
+    moves = before.legal_moves()
+    return log_softmax([model.score(before, m) for m in moves], moves.index(move), model.beta)
 
 
 def _softmax_log_likelihood(world: State, seat: Seat) -> float:

@@ -109,12 +109,7 @@ def scored(rules_id: str, spec: Spec, sets: int, seed: int) -> list[Scored]:
 def softmax_log_likelihood(rows: Sequence[Scored], beta: float) -> float:
     """The log-likelihood of the decisions ``rows`` when each move is played with a chance in proportion to
     ``exp(beta * score)``."""
-    total = 0.0
-    for scores, chosen in rows:
-        xs = [beta * x for x in scores]
-        top = max(xs)
-        total += xs[chosen] - top - math.log(sum(math.exp(x - top) for x in xs))
-    return total
+    return sum(inference.log_softmax(scores, chosen, beta) for scores, chosen in rows)
 
 
 def fit_softmax(rows: Sequence[Scored]) -> float:

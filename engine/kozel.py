@@ -575,6 +575,7 @@ class KozelState(State):
             self.line.append(code)
             j = drop_slot(self.slots[s], t)
             self.history.append((s, code, self.origin[s].pop(j), -1))
+            # ``_placed`` written out: this is the search's path, where a call per play costs about 3%
             if end == LEFT:
                 self.left = D_OTHER[t][self.left]
             elif end == RIGHT:
@@ -587,8 +588,7 @@ class KozelState(State):
                                  ends=[self.left, self.right], hand_size=len(self.slots[s])))
             self._after_play(s, hand, log)
         elif code >= DOUBLES_BASE:
-            x = code - DOUBLES_BASE
-            a, b = domino(x // 7, x // 7), domino(x % 7, x % 7)
+            a, b = _doubles_of(code)
             hand = self.hands[s] & ~((1 << a) | (1 << b))
             self.hands[s] = hand
             self.table |= (1 << a) | (1 << b)
@@ -900,6 +900,29 @@ class KozelState(State):
         return world
 
 
+def _placed(left: int, right: int, tile: Tile, end: int) -> tuple[int, int]:
+    """The ends after ``tile`` is laid at ``end`` (``LEFT``, ``RIGHT``, or ``FIRST``: high half left)."""
+    if end == LEFT:
+        return D_OTHER[tile][left], right
+    if end == RIGHT:
+        return left, D_OTHER[tile][right]
+    return D_HI[tile], D_LO[tile]
+
+
+def _doubles_of(code: int) -> tuple[Tile, Tile]:
+    """The two doubles of a two-doubles move code: the one laid on the left end, then the right one's."""
+    x = code - DOUBLES_BASE
+    return domino(x // 7, x // 7), domino(x % 7, x % 7)
+
+
+def _interned(code: int) -> Move:
+    """The interned move of a tile play or two-doubles move code (``FIRST_MOVES``, ``END_MOVES``,
+    ``DOUBLES``)."""
+    if code >= DOUBLES_BASE:
+        return DOUBLES[code - DOUBLES_BASE]
+    return FIRST_MOVES[code >> 2] if code & 3 == FIRST else END_MOVES[code >> 2][code & 3]
+
+
 def drop_slot(slots: list[Mask], tile: Tile) -> int:
     """Remove the slot a played ``tile`` is taken to come from: the strictest slot that allows it.
 
@@ -1167,8 +1190,9 @@ def round_replay(world: KozelState) -> Iterator[tuple[KozelState, Seat, Move]]:
     ``determinize`` (``_assign``, the pool shuffled by a generator seeded from ``world.seed``, which a
     determinization draws afresh), so every hand tile has an acquisition too, and every seat's hand at
     each moment of the round is known.  Every void the round revealed holds of those hands (the slots'
-    invariant), so each yielded move is legal in its position.  A state whose history is not kept (stored
-    before it was) yields nothing."""
+    invariant), so each yielded move (the interned one, as ``legal_moves`` lists it) is legal in its position
+    (``tests/test_kozel.py`` checks it on every world of sampled information sets).  A state whose history
+    is not kept (stored before it was) yields nothing."""
     hist = world.history
     if not hist:
         return
@@ -1188,12 +1212,8 @@ def round_replay(world: KozelState) -> Iterator[tuple[KozelState, Seat, Move]]:
                 dealt[s].append(t)
     for s, code, oa, ob in hist:
         if code >= 0:
-            if code < DOUBLES_BASE:
-                got: tuple[tuple[Tile, int], ...] = ((code >> 2, oa),)
-            else:
-                x = code - DOUBLES_BASE
-                got = ((domino(x // 7, x // 7), oa), (domino(x % 7, x % 7), ob))
-            for t, k in got:
+            tiles = (code >> 2,) if code < DOUBLES_BASE else _doubles_of(code)
+            for t, k in zip(tiles, (oa, ob), strict=False):  # a play's one tile comes from oa
                 if k:
                     drew[s][k] = t
                 else:
@@ -1212,26 +1232,18 @@ def round_replay(world: KozelState) -> Iterator[tuple[KozelState, Seat, Move]]:
         if code < 0:
             continue
         st.turn = s
-        move = next((m for m in st.legal_moves() if m.code == code), None)
-        if move is None:
-            raise BadState("the round's history does not replay on this world")
-        yield st, s, move
+        yield st, s, _interned(code)
         if code >= DOUBLES_BASE:
             x = code - DOUBLES_BASE
-            pair = (1 << domino(x // 7, x // 7)) | (1 << domino(x % 7, x % 7))
+            pair = DOUBLE_PAIR[x // 7][x % 7]
             st.hands[s] &= ~pair
             st.table |= pair
         else:
-            t, end = code >> 2, code & 3
+            t = code >> 2
             st.hands[s] &= ~(1 << t)
             st.table |= 1 << t
             st.line.append(code)
-            if end == LEFT:
-                st.left = D_OTHER[t][st.left]
-            elif end == RIGHT:
-                st.right = D_OTHER[t][st.right]
-            else:
-                st.left, st.right = D_HI[t], D_LO[t]
+            st.left, st.right = _placed(st.left, st.right, t, code & 3)
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
