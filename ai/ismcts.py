@@ -627,8 +627,9 @@ class IsmctsEngine(Engine):
         if heuristics is None:
             hidden = observe = rollout = None
         else:
-            # the heuristic policy's whole-playout fast path, where the rule set has one
-            rollout = heuristics.rollout if used == "heuristic" else None
+            # the playout policy's whole-playout fast path, where the rule set has one
+            rollout = (heuristics.rollout if used == "heuristic"
+                       else heuristics.greedy_rollout if used == "greedy" else None)
             if heuristics.distinct is not None:
                 return self._paired(state, seat, params, rng, moves, heuristics.distinct(state), policy,
                                     rollout, heuristics.rollout_draws, used)

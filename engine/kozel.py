@@ -72,8 +72,9 @@ import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import reduce
 from itertools import accumulate
+from math import inf
 from operator import or_
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from engine.exceptions import BadOptions, BadState, InvalidMove
 from engine.game import (
@@ -1039,13 +1040,38 @@ def _tops(table: dict[int, list[Move]],
     return out
 
 
-def rollout_of(playout: Policy, *, shed: Mapping[int, float], explore: float) -> Rollout:
+class GreedyScore(NamedTuple):
+    """The weights of a one-ply greedy choice that sheds weight (``ai.heuristics.kozel.score_move``, and
+    ``rollout_of`` with ``greedy``).  A move that empties the hand scores ``out``; any other scores the pips
+    it sheds, plus ``zero_zero`` when it sheds 0-0 (``zero_zero_always`` under ``zero_zero_always_25``),
+    ``doubles`` for the two-doubles move or ``double`` for a double tile, and ``fit`` per tile of the hand
+    left that still matches an end after the move (at most ``fit_cap`` of them), or ``stuck`` when none
+    does."""
+
+    out: float
+    zero_zero: float
+    zero_zero_always: float
+    doubles: float
+    double: float
+    fit: float
+    fit_cap: int
+    stuck: float
+
+
+def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, explore: float = 0.0,
+               greedy: GreedyScore | None = None) -> Rollout:
     """``rollout(state, rng)``: ``playout`` move after move until the current round ends, in one call, with
-    the same moves and draws as the loop of ``playout`` and ``apply``.  ``playout`` must be this policy,
-    drawing from ``rng`` as follows: one legal move is played (``below(rng, 1)`` is still drawn); else, when
-    ``rng.random() < explore``, a uniform legal move (``below``); else the heaviest by ``shed`` (move code ->
-    weight; every play and the two-doubles move have one), ties in legal order drawn by ``below``.  On a
-    state that does not halt at the end of the round it plays ``playout`` itself.
+    the same moves and draws as the loop of ``playout`` and ``apply``.  ``playout`` must be one of two
+    policies, drawing from ``rng`` as follows.
+
+    * With ``shed`` (the cheap playout): one legal move is played (``below(rng, 1)`` is still drawn); else,
+      when ``rng.random() < explore``, a uniform legal move (``below``); else the heaviest by ``shed`` (move
+      code -> weight; every play and the two-doubles move have one), ties in legal order drawn by ``below``.
+    * With ``greedy`` instead (the greedy engine's choice): one legal move is played without a draw; else
+      the best by the ``GreedyScore`` of each move, ties in legal order drawn by ``below`` (as
+      ``rng.choice`` draws, one tie included).
+
+    On a state that does not halt at the end of the round it plays ``playout`` itself.
 
     The moves of a player who can match an end are built from the tables (``LEFT_PLAYS``, ``RIGHT_PLAYS``)
     as ``legal_moves`` builds them, the heaviest at either end looked up per end and hand subset, and a
@@ -1060,15 +1086,40 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float], explore: float) ->
     its slot, a draw or pass does not record its void, no move is added to the history.  A search throws the world away after the
     rollout and reads only its ``running_payoffs`` (totals); ``_end_round`` reads the hands, not the slots;
     ``apply`` is called only for a lead, before the rollout has changed anything."""
-    # the heaviest moves at either end looked up instead of found by a loop over the moves: one per play
-    left_tops = tuple(_tops(table, shed) for table in LEFT_PLAYS)
-    right_tops = tuple(_tops(table, shed) for table in RIGHT_PLAYS)
+    if (shed is None) == (greedy is None):
+        raise ValueError("a rollout plays either the heaviest tile (shed) or the greedy choice (greedy)")
+    scored = greedy is not None
+    if greedy is None:
+        assert shed is not None
+        # the heaviest moves at either end looked up instead of found by a loop over the moves: one per play
+        left_tops = tuple(_tops(table, shed) for table in LEFT_PLAYS)
+        right_tops = tuple(_tops(table, shed) for table in RIGHT_PLAYS)
+        out_score = 0.0
+        # with 0-0 counting 25 only as the last tile, and always: the score of a tile's play less the fit
+        tile_scores: tuple[tuple[float, ...], ...] = ((), ())
+        pair_scores: tuple[tuple[float, ...], ...] = ((), ())
+        fit_scores: tuple[float, ...] = ()
+    else:
+        shed = {}
+        out_score = greedy.out
+        tile_scores = tuple(
+            tuple(D_PIPS[t] + (zz if t == ZERO_ZERO else 0.0) + (greedy.double if D_HI[t] == D_LO[t] else 0.0)
+                  for t in range(NUM_DOMINOES))
+            for zz in (greedy.zero_zero, greedy.zero_zero_always))
+        # DOUBLE_PAIR[L][R] flattened to L * 7 + R: the two doubles' pips, the bonus, 0-0 among them
+        pair_scores = tuple(
+            tuple(2 * a + 2 * b + greedy.doubles + (zz if 0 in (a, b) else 0.0) for a in range(7) for b in range(7))
+            for zz in (greedy.zero_zero, greedy.zero_zero_always))
+        fit_scores = tuple(greedy.fit * min(k, greedy.fit_cap) if k else greedy.stuck
+                           for k in range(NUM_DOMINOES + 1))
 
     def rollout(state: State, rng: random.Random) -> None:
         st = cast(KozelState, state)
         if not st.halt_at_deal_end:
             play_to_deal_end(st, playout, rng)
             return
+        tile_score = tile_scores[st.zz25]
+        pair_score = pair_scores[st.zz25]
         hands = st.hands
         line = st.line
         bazaar = st.bazaar
@@ -1093,9 +1144,11 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float], explore: float) ->
             a = hand & NUM_TILES[left]
             b = hand & NUM_TILES[right]
             if not (a or b):
-                # draw or pass: one move, and the policy still draws its index (``below(rng, 1)`` spelled out)
-                while getrandbits(1):
-                    pass
+                # draw or pass: one move, and the cheap policy still draws its index (``below(rng, 1)``
+                # spelled out)
+                if not scored:
+                    while getrandbits(1):
+                        pass
                 if bazaar:
                     # a draw, as ``_apply`` makes it (but for the slots)
                     hands[s] = hand | 1 << bazaar.pop()
@@ -1118,10 +1171,47 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float], explore: float) ->
                     n += 1
             # the policy over the legal moves (plays at the left end, at the right end, the two doubles)
             if n == 1:
-                # the one move (two doubles are never alone: L-L also plays at the left); ``below(rng, 1)``
-                while getrandbits(1):
-                    pass
+                # the one move (two doubles are never alone: L-L also plays at the left); the cheap policy
+                # still draws ``below(rng, 1)``
+                if not scored:
+                    while getrandbits(1):
+                        pass
                 code = (at_left or at_right)[0].code
+            elif scored:
+                # the greedy choice: each move's score, the best in legal order, ties drawn as rng.choice
+                high = -inf
+                tops: list[Move] = []
+                fits_left = NUM_TILES[left]
+                fits_right = NUM_TILES[right]
+                for m in at_left:
+                    t = m.code >> 2
+                    rest = hand ^ 1 << t
+                    w = (tile_score[t] + fit_scores[(rest & (NUM_TILES[D_OTHER[t][left]] | fits_right)).bit_count()]
+                         if rest else out_score)
+                    if w > high:
+                        high = w
+                        tops = [m]
+                    elif w == high:
+                        tops.append(m)
+                for m in at_right:
+                    t = m.code >> 2
+                    rest = hand ^ 1 << t
+                    w = (tile_score[t] + fit_scores[(rest & (fits_left | NUM_TILES[D_OTHER[t][right]])).bit_count()]
+                         if rest else out_score)
+                    if w > high:
+                        high = w
+                        tops = [m]
+                    elif w == high:
+                        tops.append(m)
+                if doubles is not None:
+                    rest = hand ^ pair
+                    w = (pair_score[left * 7 + right] + fit_scores[(rest & (fits_left | fits_right)).bit_count()]
+                         if rest else out_score)
+                    if w > high:
+                        tops = [doubles]
+                    elif w == high:
+                        tops.append(doubles)
+                code = tops[below(rng, len(tops))].code
             elif random_() < explore:
                 moves = at_left + at_right
                 if doubles is not None:
@@ -1247,5 +1337,5 @@ def round_replay(world: KozelState) -> Iterator[tuple[KozelState, Seat, Move]]:
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("DOUBLES_BASE", "FIRST", "KozelState", "LEFT", "NUM_TILES", "ZERO_ZERO", "pips", "rollout_of",
-              "round_replay")
+SEARCH_KIT = ("DOUBLES_BASE", "FIRST", "GreedyScore", "KozelState", "LEFT", "NUM_TILES", "ZERO_ZERO", "pips",
+              "rollout_of", "round_replay")

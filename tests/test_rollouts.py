@@ -59,11 +59,12 @@ def test_the_heuristic_rule_sets_have_rollouts():
     assert {rules_id for rules_id, _p, _o in CASES} == {"kozel", "tiengow", "tiengow_wall", "tiuu"}
 
 
-@pytest.mark.parametrize(("rules_id", "players", "options"), CASES,
-                         ids=[f"{r}-{p}p-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'default'}"
-                              for r, p, o in CASES])
-def test_rollout_plays_the_playout_policy_exactly(rules_id, players, options):
-    rollout = heuristic(rules_id, "rollout")
+def _case_ids(cases):
+    return [f"{r}-{p}p-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'default'}" for r, p, o in cases]
+
+
+def _assert_rollout_plays(rules_id, players, options, rollout, reference):
+    """From 400 sampled worlds, ``rollout`` leaves the world and the generator as ``reference`` does."""
     checked = 0
     for seed, world in _positions(rules_id, players, options, 400):
         fast, slow = world.clone(), world.clone()
@@ -71,11 +72,40 @@ def test_rollout_plays_the_playout_policy_exactly(rules_id, players, options):
         fast.halt_at_deal_end = slow.halt_at_deal_end = True
         fast_rng, slow_rng = random.Random(seed), random.Random(seed)
         rollout(fast, fast_rng)
-        _reference(slow, slow_rng)
+        reference(slow, slow_rng)
         assert _compared(fast) == _compared(slow), f"{rules_id} seed {seed}: the rollout reached another state"
         assert fast_rng.getstate() == slow_rng.getstate(), f"{rules_id} seed {seed}: the rollout drew differently"
         checked += 1
     assert checked > 100
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), CASES, ids=_case_ids(CASES))
+def test_rollout_plays_the_playout_policy_exactly(rules_id, players, options):
+    _assert_rollout_plays(rules_id, players, options, heuristic(rules_id, "rollout"), _reference)
+
+
+#: every rule set with a greedy rollout (``ismcts:playout=greedy``'s fast path), in every variant
+GREEDY_CASES = [(rules_id, players, options) for rules_id, players, options in CASES
+                if heuristic(rules_id, "greedy_rollout") is not None]
+
+
+def _greedy_reference(world: State, rng: random.Random) -> None:
+    greedy = heuristic(world.rules.id, "greedy")
+    assert greedy is not None
+    play_to_deal_end(world, lambda state, r: greedy(state, state.to_move, r), rng)
+
+
+def test_kozel_has_a_greedy_rollout():
+    """Kozel's greedy playouts beat its cheap ones at equal iterations (docs/ai-history.md), so the greedy
+    policy has a fast path there."""
+    assert {rules_id for rules_id, _p, _o in GREEDY_CASES} == {"kozel"}
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), GREEDY_CASES, ids=_case_ids(GREEDY_CASES))
+def test_greedy_rollout_plays_the_greedy_policy_exactly(rules_id, players, options):
+    """The greedy rollout plays the greedy engine's one-ply choice (``ai.heuristics.<rules>.greedy``) for
+    every seat, with its tie draws, to the end of the deal, exactly as the policy move by move."""
+    _assert_rollout_plays(rules_id, players, options, heuristic(rules_id, "greedy_rollout"), _greedy_reference)
 
 
 def test_tiengow_last_discard_is_the_hands_last_tiles():

@@ -8,6 +8,8 @@ and, where the rule set has them, the search's fast paths and models:
 * ``rollout(state, rng)``: ``playout`` played to the end of the deal in one call, with the same moves and
   draws (built from the engine's search kit); ``rollout_draws=False`` says it never draws from its
   generator (the paired root then seeds no generator per playout);
+* ``greedy_rollout(state, rng)``: the same fast path for the greedy playout (every seat plays ``greedy``,
+  ``ismcts:playout=greedy``);
 * ``hidden(state, moves, rng)``: which of several moves that look the same to the searching seat another
   seat plays, and ``observe(state)``, for a node where another seat is to move: the distinct observation
   keys of its legal moves in legal order and the move played for each, as the search's general path
@@ -51,6 +53,7 @@ class Heuristics:
     rollout: Rollout | None = None
     #: whether ``rollout`` ever draws from its generator
     rollout_draws: bool = True
+    greedy_rollout: Rollout | None = None
     hidden: Hidden | None = None
     #: the fast path of another seat's node with ``hidden`` (only used together with it)
     observe: Observe | None = None

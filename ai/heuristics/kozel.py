@@ -25,6 +25,7 @@ from engine.kozel import (
     LEFT,
     NUM_TILES,
     ZERO_ZERO,
+    GreedyScore,
     KozelState,
     pips,
     rollout_of,
@@ -62,26 +63,30 @@ def _after(state: KozelState, move: Move) -> tuple[int, int, int]:
     return hand, left, D_OTHER[t][right]
 
 
+#: the weights of ``score_move``: going out beats everything; 0-0 shed is worth 10 (25 where it always counts
+#: 25); the two-doubles move 6 and a double 3; 2 per tile that still fits an end afterwards, up to three;
+#: -4 when none does
+SCORE = GreedyScore(out=1000.0, zero_zero=10.0, zero_zero_always=25.0, doubles=6.0, double=3.0, fit=2.0,
+                    fit_cap=3, stuck=-4.0)
+
+
 def score_move(state: KozelState, move: Move) -> float:
-    """How good ``move`` looks to the player to move (higher is better)."""
+    """How good ``move`` looks to the player to move (higher is better), by ``SCORE``."""
     if move.code < 0:
         return 0.0
     before = state.hands[state.turn]
     hand, left, right = _after(state, move)
     if not hand:
-        return 1000.0
-    zz_always = state.zz25
+        return SCORE.out
     score = float(pips(before) - pips(hand))
     if before >> ZERO_ZERO & 1 and not hand >> ZERO_ZERO & 1:
-        score += 10.0 if not zz_always else 25.0
+        score += SCORE.zero_zero_always if state.zz25 else SCORE.zero_zero
     if move.code >= DOUBLES_BASE:
-        score += 6.0
+        score += SCORE.doubles
     elif D_HI[move.code >> 2] == D_LO[move.code >> 2]:
-        score += 3.0
+        score += SCORE.double
     fits = (hand & (NUM_TILES[left] | NUM_TILES[right])).bit_count()
-    score += 2.0 * min(fits, 3)
-    if not fits:
-        score -= 4.0
+    score += SCORE.fit * min(fits, SCORE.fit_cap) if fits else SCORE.stuck
     return score
 
 
@@ -129,4 +134,17 @@ def _pick(moves: list[Move], rng: random.Random) -> Move:
 rollout = rollout_of(playout, shed=_SHED, explore=_EXPLORE)
 
 
-HEURISTICS = register("kozel", Heuristics(greedy=greedy, playout=playout, rollout=rollout))
+def greedy_playout(state: State, rng: random.Random) -> Move:
+    """``greedy`` for whichever seat is to move: the playout policy ``ismcts:playout=greedy``."""
+    seat = state.to_move
+    assert seat is not None, "a playout policy is only asked where a seat is to move"
+    return greedy(state, seat, rng)
+
+
+#: ``greedy_rollout(state, rng)``: ``greedy_playout`` to the end of the round in one call, with the same moves
+#: and draws (``engine.kozel.rollout_of`` with ``SCORE``; compared with the policy in ``tests/test_rollouts.py``)
+greedy_rollout = rollout_of(greedy_playout, greedy=SCORE)
+
+
+HEURISTICS = register("kozel", Heuristics(greedy=greedy, playout=playout, rollout=rollout,
+                                          greedy_rollout=greedy_rollout))
