@@ -1183,26 +1183,18 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                 tops: list[Move] = []
                 fits_left = NUM_TILES[left]
                 fits_right = NUM_TILES[right]
-                for m in at_left:
-                    t = m.code >> 2
-                    rest = hand ^ 1 << t
-                    w = (tile_score[t] + fit_scores[(rest & (NUM_TILES[D_OTHER[t][left]] | fits_right)).bit_count()]
-                         if rest else out_score)
-                    if w > high:
-                        high = w
-                        tops = [m]
-                    elif w == high:
-                        tops.append(m)
-                for m in at_right:
-                    t = m.code >> 2
-                    rest = hand ^ 1 << t
-                    w = (tile_score[t] + fit_scores[(rest & (fits_left | NUM_TILES[D_OTHER[t][right]])).bit_count()]
-                         if rest else out_score)
-                    if w > high:
-                        high = w
-                        tops = [m]
-                    elif w == high:
-                        tops.append(m)
+                # a tile at one end: that end shows the tile's other number, the other end is unchanged
+                for plays, end, kept in ((at_left, left, fits_right), (at_right, right, fits_left)):
+                    for m in plays:
+                        t = m.code >> 2
+                        rest = hand ^ 1 << t
+                        w = (tile_score[t] + fit_scores[(rest & (NUM_TILES[D_OTHER[t][end]] | kept)).bit_count()]
+                             if rest else out_score)
+                        if w > high:
+                            high = w
+                            tops = [m]
+                        elif w == high:
+                            tops.append(m)
                 if doubles is not None:
                     rest = hand ^ pair
                     w = (pair_score[left * 7 + right] + fit_scores[(rest & (fits_left | fits_right)).bit_count()]
