@@ -25,6 +25,14 @@ beside the shipped ones.
   diagnostic of 2026-12-04), so the search is limited by noise that pairing cancels.  Measured
   (docs/ai-history.md, 2026-12-04, sixth look): it loses to plain ``ismcts`` at Kozel at 100 ms, -11.2
   [-19.9, -2.4] over 100 sets, so the tree's lookahead is worth more there than the noise pairing saves.
+* ``ismcts_kozel_playout`` (parameters ``block``, ``fit``, ``stuck``, ``double``, ``doubles``, ``zero_zero``):
+  ``ismcts:playout=greedy`` at Kozel, its greedy playouts scored by other weights
+  (``engine.kozel.GreedyScore``; the defaults are ``ai.heuristics.kozel.SCORE``'s, with which it is
+  ``ismcts:playout=greedy`` itself).  ``block`` rewards a playout move after which the next seat cannot
+  match either end: the playout sees that seat's hand in the sampled world, which a player may not, so it
+  exists for playouts only.  The idea: at Kozel the playout policy is what the search's strength follows
+  (greedy playouts beat the cheap ones), so its weights are worth tuning by self-play.  Elsewhere it is
+  ``ismcts``.
 """
 
 from __future__ import annotations
@@ -35,9 +43,11 @@ from typing import Any, ClassVar
 
 import ai
 from ai.heuristics import Heuristics
+from ai.heuristics.kozel import SCORE, greedy_playout
 from ai.ismcts import IsmctsEngine
 from ai.protocol import Decision, Param
 from engine.game import Move, Seat, State
+from engine.kozel import GreedyScore, rollout_of
 
 
 def _ismcts_and(extra: Param) -> tuple[Param, ...]:
@@ -112,8 +122,41 @@ class PairedRoot(IsmctsEngine):
         return replace(found, distinct=lambda s: s.legal_moves())
 
 
+#: the greedy score's weights that ``ismcts_kozel_playout`` takes as parameters, with their defaults
+_WEIGHTS = ("block", "fit", "stuck", "double", "doubles", "zero_zero")
+
+
+class KozelPlayout(IsmctsEngine):
+    """``ismcts:playout=greedy`` with other greedy weights in Kozel's playouts (module docstring)."""
+
+    id = "ismcts_kozel_playout"
+    description = "ismcts with greedy playouts at Kozel, scored by the given weights (block: the next seat is stuck)"
+    params: ClassVar[tuple[Param, ...]] = (
+        *IsmctsEngine.params,
+        *(Param(name, float, float(getattr(SCORE, name)), f"engine.kozel.GreedyScore.{name} in the playouts",
+                minimum=-1000.0, maximum=1000.0) for name in _WEIGHTS))
+
+    def __init__(self) -> None:
+        self._rollouts: dict[GreedyScore, Any] = {}
+
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        found = super().heuristics(state, params)
+        if found is None or state.rules.id != "kozel":
+            return found
+        score = SCORE._replace(**{name: params[name] for name in _WEIGHTS})
+        rollout = self._rollouts.get(score)
+        if rollout is None:
+            rollout = self._rollouts[score] = rollout_of(greedy_playout, greedy=score)
+        return replace(found, greedy_rollout=rollout)
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        if state.rules.id == "kozel":
+            params = {**params, "playout": "greedy"}
+        return super().choose(state, seat, params, rng)
+
+
 #: the variants this bench seats, by id
-VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot())
+VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout())
 
 
 def register() -> None:

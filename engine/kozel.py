@@ -1046,7 +1046,9 @@ class GreedyScore(NamedTuple):
     it sheds, plus ``zero_zero`` when it sheds 0-0 (``zero_zero_always`` under ``zero_zero_always_25``),
     ``doubles`` for the two-doubles move or ``double`` for a double tile, and ``fit`` per tile of the hand
     left that still matches an end after the move (at most ``fit_cap`` of them), or ``stuck`` when none
-    does."""
+    does.  ``block`` is added when the next seat holds no tile that matches an end after the move: it reads
+    another seat's hand, so it is for playouts on a search's sampled world only, never for a player
+    (``score_move`` leaves it out)."""
 
     out: float
     zero_zero: float
@@ -1056,6 +1058,7 @@ class GreedyScore(NamedTuple):
     fit: float
     fit_cap: int
     stuck: float
+    block: float = 0.0
 
 
 def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, explore: float = 0.0,
@@ -1112,6 +1115,7 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
             for zz in (greedy.zero_zero, greedy.zero_zero_always))
         fit_scores = tuple(greedy.fit * min(k, greedy.fit_cap) if k else greedy.stuck
                            for k in range(NUM_DOMINOES + 1))
+    block = greedy.block if greedy is not None else 0.0
 
     def rollout(state: State, rng: random.Random) -> None:
         st = cast(KozelState, state)
@@ -1183,13 +1187,17 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                 tops: list[Move] = []
                 fits_left = NUM_TILES[left]
                 fits_right = NUM_TILES[right]
+                # the next seat's hand, for ``block`` (no tiles: nothing is added)
+                other = hands[nxt[s]] if block else 0
                 # a tile at one end: that end shows the tile's other number, the other end is unchanged
                 for plays, end, kept in ((at_left, left, fits_right), (at_right, right, fits_left)):
                     for m in plays:
                         t = m.code >> 2
                         rest = hand ^ 1 << t
-                        w = (tile_score[t] + fit_scores[(rest & (NUM_TILES[D_OTHER[t][end]] | kept)).bit_count()]
-                             if rest else out_score)
+                        ends = NUM_TILES[D_OTHER[t][end]] | kept
+                        w = tile_score[t] + fit_scores[(rest & ends).bit_count()] if rest else out_score
+                        if other and not other & ends:
+                            w += block
                         if w > high:
                             high = w
                             tops = [m]
@@ -1197,8 +1205,10 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                             tops.append(m)
                 if doubles is not None:
                     rest = hand ^ pair
-                    w = (pair_score[left * 7 + right] + fit_scores[(rest & (fits_left | fits_right)).bit_count()]
-                         if rest else out_score)
+                    ends = fits_left | fits_right
+                    w = pair_score[left * 7 + right] + fit_scores[(rest & ends).bit_count()] if rest else out_score
+                    if other and not other & ends:
+                        w += block
                     if w > high:
                         tops = [doubles]
                     elif w == high:

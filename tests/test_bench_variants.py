@@ -12,7 +12,7 @@ from api_support import ROOT
 
 import ai
 import engine
-from bench.variants import GreedyTiebreak, PairedRoot, SoftDiscards
+from bench.variants import GreedyTiebreak, KozelPlayout, PairedRoot, SoftDiscards
 
 PARAMS = {"iterations": 200, "time_ms": 600_000}
 
@@ -102,10 +102,42 @@ def test_the_paired_root_variant_searches_every_legal_move_on_common_worlds():
     assert checked > 5
 
 
+def _kozel_positions(count: int) -> list[tuple[engine.State, int]]:
+    """Two-player Kozel positions of greedy play where the seat to move has a real choice."""
+    out = []
+    for seed in range(200):
+        state = engine.new_game("kozel", players=2, seed=seed)
+        for ply in range(3 + seed % 6):
+            if state.to_move is None:
+                break
+            state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ply).move)
+        if state.to_move is not None and len(state.legal_moves()) > 1:
+            out.append((state, state.to_move))
+            if len(out) == count:
+                break
+    return out
+
+
+def test_the_kozel_playout_variant_with_the_shipped_weights_is_the_greedy_playout_search():
+    # the variant's harness check: with ai.heuristics.kozel.SCORE's weights (its defaults) it is
+    # ismcts:playout=greedy node for node; a block bonus (the next seat left without a match) changes the
+    # playouts, so the statistics differ
+    variant = KozelPlayout()
+    search = ai.ENGINES["ismcts"]
+    differ = 0
+    for state, seat in _kozel_positions(8):
+        plain = _run(search, state, seat, {"playout": "greedy"}, seed=5)
+        same = _run(variant, state, seat, {}, seed=5)
+        assert same.move.id == plain.move.id
+        assert same.stats["candidates"] == plain.stats["candidates"]
+        differ += _run(variant, state, seat, {"block": 20.0}, seed=5).stats["candidates"] != plain.stats["candidates"]
+    assert differ > 0
+
+
 def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # GET /v1/engines, games and suggestions know ai.ENGINES: the bench registers its variants in its own
     # process, which the service never imports
-    for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards"):
+    for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout"):
         assert variant not in ai.ENGINES
         with pytest.raises(ai.UnknownEngine):
             ai.get_engine(variant)
