@@ -92,7 +92,7 @@ from typing import Any, ClassVar, NamedTuple, cast
 
 import ai.greedy
 from ai import inference
-from ai.heuristics import Heuristics, Hidden, Observe, Policy, Rollout
+from ai.heuristics import Heuristics, Hidden, Observe, Policy, Rollout, greedy_policy
 from ai.protocol import Decision, Engine, Param, Preset
 from engine.game import Move, Seat, State, play_to_deal_end
 
@@ -536,13 +536,7 @@ def playout_policy(found: Heuristics | None, name: str) -> tuple[Policy | None, 
         if name == "heuristic":
             return found.playout, "heuristic"
         if name == "greedy":
-            # untyped seat: the policy is only called where a seat is to move
-            one_ply: Callable[..., Move] = found.greedy
-
-            def greedy_policy(state: State, rng: random.Random) -> Move:
-                return one_ply(state, state.to_move, rng)
-
-            return greedy_policy, "greedy"
+            return greedy_policy(found.greedy), "greedy"
     return None, "random"
 
 

@@ -13,7 +13,7 @@ from positions import walked
 
 import engine
 from ai.greedy import heuristic
-from ai.heuristics import play_to_deal_end
+from ai.heuristics import greedy_policy, play_to_deal_end
 from engine.game import State, below, shuffle
 from engine.kozel import KozelState
 
@@ -92,7 +92,7 @@ GREEDY_CASES = [(rules_id, players, options) for rules_id, players, options in C
 def _greedy_reference(world: State, rng: random.Random) -> None:
     greedy = heuristic(world.rules.id, "greedy")
     assert greedy is not None
-    play_to_deal_end(world, lambda state, r: greedy(state, state.to_move, r), rng)
+    play_to_deal_end(world, greedy_policy(greedy), rng)
 
 
 def test_kozel_has_a_greedy_rollout():

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from engine.game import Move, Seat, State, play_to_deal_end
 
-__all__ = ["Distinct", "Greedy", "Heuristics", "Hidden", "Observe", "Policy", "Rollout", "heuristics_for",
-           "play_to_deal_end", "register"]
+__all__ = ["Distinct", "Greedy", "Heuristics", "Hidden", "Observe", "Policy", "Rollout", "greedy_policy",
+           "heuristics_for", "play_to_deal_end", "register"]
 
 #: the one-ply choice of ``seat`` (which must be to move) from what it may see
 Greedy = Callable[[State, Seat, random.Random], Move]
@@ -42,6 +42,17 @@ Hidden = Callable[[State, list[Move], random.Random], Move]
 Observe = Callable[[State], tuple[list[int], list[Move]]]
 #: the strategically distinct moves of the seat to move, one per class
 Distinct = Callable[[State], list[Move]]
+
+
+def greedy_policy(greedy: Greedy) -> Policy:
+    """The playout policy in which whichever seat is to move plays ``greedy`` (``ismcts:playout=greedy``)."""
+
+    def policy(state: State, rng: random.Random) -> Move:
+        seat = state.to_move
+        assert seat is not None, "a playout policy is only asked where a seat is to move"
+        return greedy(state, seat, rng)
+
+    return policy
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 
-from ai.heuristics import Heuristics, register
+from ai.heuristics import Heuristics, greedy_policy, register
 from engine.game import Move, State, below
 from engine.kozel import (
     DOUBLES_BASE,
@@ -134,11 +134,8 @@ def _pick(moves: list[Move], rng: random.Random) -> Move:
 rollout = rollout_of(playout, shed=_SHED, explore=_EXPLORE)
 
 
-def greedy_playout(state: State, rng: random.Random) -> Move:
-    """``greedy`` for whichever seat is to move: the playout policy ``ismcts:playout=greedy``."""
-    seat = state.to_move
-    assert seat is not None, "a playout policy is only asked where a seat is to move"
-    return greedy(state, seat, rng)
+#: ``greedy`` for whichever seat is to move: the playout policy ``ismcts:playout=greedy``
+greedy_playout = greedy_policy(greedy)
 
 
 #: ``greedy_rollout(state, rng)``: ``greedy_playout`` to the end of the round in one call, with the same moves
