@@ -28,6 +28,7 @@ robin on this module.  The progress bar is hand-written (no dependency) and goes
 
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing
 import statistics
@@ -232,3 +233,73 @@ def summarize(results: list[dict[str, Any]], specs: Sequence[Spec]) -> dict[str,
                   "significant": bool(ci and (ci[1] > 0 or ci[2] < 0))}
     return {"sets": len(results), "matches": sum(r["matches"] for r in results), "engines": engines_out,
             "margin": margin, "per_set_payoffs": per_set}
+
+
+# --------------------------------------------------------------------------- pooling reports
+
+class ReportError(ValueError):
+    """Arena reports that cannot be pooled or compared (``set_margins``, ``pool``, ``paired``)."""
+
+
+def set_margins(report: Mapping[str, Any]) -> dict[int, float]:
+    """The per-set margins of a two-engine report (``summarize`` with the run's ``seed``, as ``tilehouse
+    arena --out`` writes it), keyed by each set's seed: the first engine's mean payoff per seat minus the
+    second's.  Set ``i`` of a run was played from seed ``seed + i`` (the sets are listed in seed order)."""
+    margin = report.get("margin")
+    per_set = report.get("per_set_payoffs")
+    if not margin or not per_set or "seed" not in report:
+        raise ReportError("not a two-engine arena report with per-set payoffs (tilehouse arena --out FILE)")
+    first, second = margin["engines"]
+    a, b = per_set[first], per_set[second]
+    return {report["seed"] + i: x - y for i, (x, y) in enumerate(zip(a, b, strict=True))}
+
+
+def _game(report: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What must agree for two reports' sets to be pooled: the game and the engines, in order."""
+    return (report.get("rules"), report.get("players"), json.dumps(report.get("options"), sort_keys=True),
+            tuple((report.get("margin") or {}).get("engines") or ()))
+
+
+def pool(reports: Sequence[Mapping[str, Any]]) -> dict[int, float]:
+    """The per-set margins of several runs of the same arena (the same rule set, players, options and
+    engines in the same order) on disjoint seeds, by seed.  A set played twice would count twice, so
+    overlapping seeds are refused, as are reports of different arenas."""
+    if not reports:
+        raise ReportError("no report to pool")
+    game = _game(reports[0])
+    pooled: dict[int, float] = {}
+    for report in reports:
+        if _game(report) != game:
+            raise ReportError(f"reports of different arenas cannot be pooled: {game[0]} {list(game[3])} and "
+                              f"{report.get('rules')} {(report.get('margin') or {}).get('engines')}")
+        margins = set_margins(report)
+        twice = sorted(pooled.keys() & margins.keys())
+        if twice:
+            raise ReportError(f"seeds {twice[0]}..{twice[-1]} are in more than one report ({len(twice)} sets)")
+        pooled.update(margins)
+    return dict(sorted(pooled.items()))
+
+
+def paired(first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]]) -> dict[int, float]:
+    """Per set, the pooled margin of the ``first`` reports minus that of the ``second`` ones, on the seeds
+    both played (for example an engine's margin over greedy minus today's search's over greedy on the same
+    deals: the deals' luck cancels).  Both must be of the same game (rule set, players and options)."""
+    if first and second and _game(first[0])[:3] != _game(second[0])[:3]:
+        raise ReportError(f"reports of different games cannot be compared: {first[0].get('rules')} "
+                          f"{first[0].get('players')} players and {second[0].get('rules')} "
+                          f"{second[0].get('players')} players, or other options")
+    a, b = pool(first), pool(second)
+    common = sorted(a.keys() & b.keys())
+    if not common:
+        raise ReportError("the two groups of reports share no seed")
+    return {s: a[s] - b[s] for s in common}
+
+
+def describe(margins: Mapping[int, float]) -> dict[str, Any]:
+    """Sets, first and last seed, mean with its 95% interval (``confidence_interval``) and the per-set
+    standard deviation of some per-set margins."""
+    values = list(margins.values())
+    ci = confidence_interval(values)
+    return {"sets": len(values), "seeds": [min(margins), max(margins)] if margins else None,
+            "mean": statistics.fmean(values) if values else None, "ci95": [ci[1], ci[2]] if ci else None,
+            "sd": statistics.stdev(values) if len(values) > 1 else None}

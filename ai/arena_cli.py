@@ -5,6 +5,12 @@
 payoff with its 95% interval, win rate, speed and, for two engines, the margin.  ``--round-robin`` plays every
 pair of the engines instead and fits ratings; ``--out FILE`` writes either report as JSON; ``--json`` prints
 one JSON document on stdout.  The progress bar goes to stderr.
+
+``tilehouse margins A.json B.json ...`` pools the per-set margins of several ``--out`` reports of the same
+arena on disjoint seeds (one figure over all their sets); ``--minus C.json ...`` prints, per set on the seeds
+both groups played, the first group's margin minus the second's (for example a new engine's margin over
+greedy minus today's search's over greedy on the same deals).  Figures that used to come from throwaway
+scripts are then one command each.
 """
 
 from __future__ import annotations
@@ -108,6 +114,49 @@ def main(argv: list[str] | None = None) -> int:
     _write(report, a.out)
     print(json.dumps(report, indent=2) if a.json else render(report))
     return 0
+
+
+def render_margins(out: Mapping[str, Any]) -> str:
+    d = out["margins"]
+    ci = f"[{_fmt(d['ci95'][0])}, {_fmt(d['ci95'][1])}]" if d["ci95"] else "(no interval: one set)"
+    verdict = ("above zero" if d["ci95"] and d["ci95"][0] > 0 else
+               "below zero" if d["ci95"] and d["ci95"][1] < 0 else "not separated from zero")
+    name = " - ".join(out["engines"])
+    if out.get("minus"):
+        name = f"({name}) - ({' - '.join(out['minus'])}), per set"
+    return (f"{out['rules']}: {name}\n{d['sets']} sets, seeds {d['seeds'][0]}..{d['seeds'][1]}: "
+            f"{_fmt(d['mean'])} {ci}, per-set sd {_fmt(d['sd'], signed=False)}  ({verdict})")
+
+
+def margins_main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="tilehouse margins",
+        description="Pool the per-set margins of arena reports (tilehouse arena --out FILE) of the same arena on "
+                    "disjoint seeds; with --minus, the per-set difference of two such margins on common seeds.",
+        epilog="example: tilehouse margins new-vs-greedy.json --minus today-vs-greedy.json")
+    p.add_argument("reports", nargs="+", metavar="FILE", help="two-engine arena reports to pool")
+    p.add_argument("--minus", nargs="+", default=[], metavar="FILE",
+                   help="reports whose pooled margin is subtracted set by set, on the seeds both played")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    a = p.parse_args(argv)
+    try:
+        first = [_read(f) for f in a.reports]
+        second = [_read(f) for f in a.minus]
+        margins = arena.paired(first, second) if second else arena.pool(first)
+    except (OSError, ValueError) as e:  # arena.ReportError and json's errors are ValueErrors
+        p.error(str(e))
+    out = {"rules": first[0]["rules"], "engines": first[0]["margin"]["engines"],
+           "minus": second[0]["margin"]["engines"] if second else None, "margins": arena.describe(margins)}
+    print(json.dumps(out, indent=2) if a.json else render_margins(out))
+    return 0
+
+
+def _read(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        report = json.load(f)
+    if not isinstance(report, dict):
+        raise arena.ReportError(f"{path}: not an arena report")
+    return report
 
 
 def _write(report: Mapping[str, Any], path: str | None) -> None:

@@ -11,6 +11,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("service.runner:main", "start Redis (if needed), the API under gunicorn and AI workers"),
     "worker": ("worker:main", "run one RQ worker on the suggest and play queues"),
     "arena": ("ai.arena_cli:main", "play duplicate matches between AI engines and report their strength"),
+    "margins": ("ai.arena_cli:margins_main", "pool arena reports' per-set margins, or compare two on the same seeds"),
     "replay": ("engine.replay:main", "check that a replay file (GET /v1/games/{id}/replay) reproduces its match"),
     "bench": ("", "benchmarks: engine | ai | http | streams | fairness | memory | soak | capacity | inference | variants"),
 }

@@ -13,7 +13,7 @@ import pytest
 import engine
 from ai import BadParams, UnknownEngine
 from ai.arena import Spec, confidence_interval, lineups
-from ai.arena_cli import main
+from ai.arena_cli import main, margins_main
 from bench.ai import main as bench_main
 
 SMALL_RULES = "tiuu" if "tiuu" in engine.RULES else sorted(engine.RULES)[0]
@@ -110,6 +110,76 @@ def test_arena_refuses_bad_engine_parameters(capsys):
         main([SMALL_RULES, "--engine", "ismcts:uct_c=-1", "--engine", "greedy"])
     assert e.value.code == 2
     assert "uct_c" in capsys.readouterr().err
+
+
+def _report(tmp_path, capsys, first: str, seed: int, sets: int) -> str:
+    """An arena report of ``first`` against random on ``sets`` sets from ``seed``, written by ``--out``."""
+    path = str(tmp_path / f"{first.replace(':', '_')}-{seed}-{sets}.json")
+    assert main([SMALL_RULES, "--engine", first, "--engine", "random", "--sets", str(sets), "--seed", str(seed),
+                 "--quiet", "--out", path]) == 0
+    capsys.readouterr()
+    return path
+
+
+def _load(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _margins(capsys, *args: str) -> dict:
+    assert margins_main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["margins"]
+
+
+def test_pooled_reports_give_the_margin_of_one_run_over_all_their_sets(tmp_path, capsys):
+    """``tilehouse margins`` (docs/ai.md, "The arena"): set i of a run is played from seed + i, so runs on
+    seeds 1..3 and 4..5 pooled are the run on seeds 1..5, to the last digit."""
+    whole = _load(_report(tmp_path, capsys, "greedy", 1, 5))
+    pooled = _margins(capsys, _report(tmp_path, capsys, "greedy", 4, 2), _report(tmp_path, capsys, "greedy", 1, 3))
+    assert pooled["sets"] == 5 and pooled["seeds"] == [1, 5]
+    assert pooled["mean"] == pytest.approx(whole["margin"]["mean"])
+    assert pooled["ci95"] == pytest.approx(whole["margin"]["ci95"])
+    assert margins_main([_report(tmp_path, capsys, "greedy", 1, 3)]) == 0
+    assert "3 sets, seeds 1..3" in capsys.readouterr().out
+
+
+def test_margins_compare_two_arenas_set_by_set_on_the_seeds_both_played(tmp_path, capsys):
+    """``--minus``: per set, on the common seeds only, the first arena's margin minus the second's.  The same
+    arena on overlapping seeds (1..5 and 3..7) differs by exactly zero on 3..5: the sets are matched by seed,
+    not by their place in the report."""
+    same = _margins(capsys, _report(tmp_path, capsys, "greedy", 1, 5), "--minus",
+                    _report(tmp_path, capsys, "greedy", 3, 5))
+    assert same["sets"] == 3 and same["seeds"] == [3, 5]
+    assert same["mean"] == 0.0 and same["sd"] == 0.0
+    a, b = _report(tmp_path, capsys, "greedy", 1, 4), _report(tmp_path, capsys, "ismcts:iterations=5", 2, 4)
+    one, two = (_load(path)["per_set_payoffs"] for path in (a, b))
+    # seeds 2..4: the second to fourth sets of the first report, the first to third of the second
+    searched = two["ismcts:iterations=5"]
+    expected = [(one["greedy"][i] - one["random"][i]) - (searched[i - 1] - two["random"][i - 1]) for i in (1, 2, 3)]
+    got = _margins(capsys, a, "--minus", b)
+    assert got["sets"] == 3 and got["mean"] == pytest.approx(statistics.fmean(expected))
+    assert got["ci95"] == pytest.approx(list(confidence_interval(expected)[1:]))
+
+
+@pytest.mark.parametrize("case", ["overlap", "engines", "game"])
+def test_margins_refuse_reports_that_cannot_be_pooled(tmp_path, capsys, case):
+    """A set counted twice, or sets of different engines or games, would give a figure of nothing: refused
+    with a message and exit status 2."""
+    first = _report(tmp_path, capsys, "greedy", 1, 2)
+    if case == "overlap":
+        args, message = [first, _report(tmp_path, capsys, "greedy", 2, 2)], "seeds 2..2 are in more than one"
+    elif case == "engines":
+        args, message = [first, _report(tmp_path, capsys, "random", 3, 2)], "different arenas"
+    else:
+        other = str(tmp_path / "other.json")
+        assert main([SMALL_RULES, "--engine", "greedy", "--engine", "random", "--sets", "2", "--option",
+                     "games=2", "--quiet", "--out", other]) == 0
+        capsys.readouterr()
+        args, message = [first, "--minus", other], "different games"
+    with pytest.raises(SystemExit) as e:
+        margins_main(args)
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_bench_ai_can_time_a_fixed_number_of_iterations(capsys):
