@@ -245,13 +245,13 @@ def set_margins(report: Mapping[str, Any]) -> dict[int, float]:
     """The per-set margins of a two-engine report (``summarize`` with the run's ``seed``, as ``tilehouse
     arena --out`` writes it), keyed by each set's seed: the first engine's mean payoff per seat minus the
     second's.  Set ``i`` of a run was played from seed ``seed + i`` (the sets are listed in seed order)."""
-    margin = report.get("margin")
-    per_set = report.get("per_set_payoffs")
-    if not margin or not per_set or "seed" not in report:
-        raise ReportError("not a two-engine arena report with per-set payoffs (tilehouse arena --out FILE)")
-    first, second = margin["engines"]
-    a, b = per_set[first], per_set[second]
-    return {report["seed"] + i: x - y for i, (x, y) in enumerate(zip(a, b, strict=True))}
+    try:
+        first, second = report["margin"]["engines"]
+        a, b = report["per_set_payoffs"][first], report["per_set_payoffs"][second]
+        return {int(report["seed"]) + i: float(x) - float(y) for i, (x, y) in enumerate(zip(a, b, strict=True))}
+    except (KeyError, TypeError, ValueError) as e:
+        raise ReportError("not a two-engine arena report with per-set payoffs (tilehouse arena --out FILE): "
+                          f"{type(e).__name__} {e}") from e
 
 
 def _game(report: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -161,15 +161,22 @@ def test_margins_compare_two_arenas_set_by_set_on_the_seeds_both_played(tmp_path
     assert got["ci95"] == pytest.approx(list(confidence_interval(expected)[1:]))
 
 
-@pytest.mark.parametrize("case", ["overlap", "engines", "game"])
+@pytest.mark.parametrize("case", ["overlap", "engines", "game", "round-robin"])
 def test_margins_refuse_reports_that_cannot_be_pooled(tmp_path, capsys, case):
-    """A set counted twice, or sets of different engines or games, would give a figure of nothing: refused
-    with a message and exit status 2."""
+    """A set counted twice, or sets of different engines or games, would give a figure of nothing, and a
+    round robin's leaderboard has no single margin: refused with a message and exit status 2."""
     first = _report(tmp_path, capsys, "greedy", 1, 2)
     if case == "overlap":
         args, message = [first, _report(tmp_path, capsys, "greedy", 2, 2)], "seeds 2..2 are in more than one"
     elif case == "engines":
         args, message = [first, _report(tmp_path, capsys, "random", 3, 2)], "different arenas"
+    elif case == "round-robin":
+        board = str(tmp_path / "board.json")
+        pytest.importorskip("openskill")
+        assert main([SMALL_RULES, "--round-robin", "--engine", "greedy", "--engine", "random", "--engine",
+                     "ismcts:iterations=5", "--sets", "1", "--quiet", "--out", board]) == 0
+        capsys.readouterr()
+        args, message = [board], "not a two-engine arena report"
     else:
         other = str(tmp_path / "other.json")
         assert main([SMALL_RULES, "--engine", "greedy", "--engine", "random", "--sets", "2", "--option",
