@@ -886,7 +886,7 @@ class KozelState(State):
                 pm = pm[1:]
             sizes.append((p, len(pm)))
             masks.extend(pm)
-        _assign(pool, masks)
+        _assign(pool, masks, rng)
         hands = [0] * n
         hands[seat] = self.hands[seat]
         if fixed_seat >= 0:
@@ -942,15 +942,23 @@ def drop_slot(slots: list[Mask], tile: Tile) -> int:
     return j
 
 
-def _assign(pool: list[Tile], masks: list[Mask]) -> None:
+def _assign(pool: list[Tile], masks: list[Mask], rng: random.Random) -> None:
     """One tile of ``pool`` (a shuffled list) per slot, never a tile of the slot's forbidden mask: ``pool``
     is reordered so that it starts with the slots' tiles in slot order, the other tiles following in their
     order.
 
-    Slots are filled most constrained first with the first free allowed tile in pool order; a slot that
-    finds none takes one by an augmenting path (Kuhn's algorithm), so an assignment is found whenever one
-    exists, in at most slots x pool steps.  Raises ``BadState`` if none exists (the constraints are always
-    true of the real hands, so this means a corrupted state).
+    Slots are filled most constrained first, each with a free allowed tile drawn uniformly from ``rng``; a
+    slot that finds none takes one by an augmenting path (Kuhn's algorithm), so an assignment is found
+    whenever one exists, in at most slots x pool steps.  Raises ``BadState`` if none exists (the
+    constraints are always true of the real hands, so this means a corrupted state).
+
+    One seat's masks are nested (a void binds every older slot too), and for nested masks this draws every
+    allowed assignment equally often: the i-th most constrained slot has the same number of choices in
+    every assignment.  Taking the *first* allowed tile in pool order instead (as before 2026-12-04) is not
+    uniform: a tile that only a newer slot allows then comes before the older slots' leftovers too often
+    (up to 0.3 more probability for one tile of a Kozel hand; docs/ai-history.md, eighth look).  With
+    several seats' masks (3 or 4 players) the masks are not nested and the draw is close to, not exactly,
+    uniform.
     """
     k = len(masks)
     if not any(masks):
@@ -973,14 +981,25 @@ def _assign(pool: list[Tile], masks: list[Mask]) -> None:
                 return True
         return False
 
+    # slots with the same mask (most of a seat's slots) draw from one list of their free allowed tiles,
+    # without replacement: the same draws as a list per slot, built once per mask
+    free: list[Tile] = []
+    last = -1
     for i in order:
         m = masks[i]
-        for t in pool:
-            if not m >> t & 1 and t not in owner:
-                owner[t] = i
-                got[i] = t
-                break
+        if m != last:
+            free = [t for t in pool if not m >> t & 1 and t not in owner]
+            last = m
+        if free:
+            r = below(rng, len(free))
+            t = free[r]
+            free[r] = free[-1]
+            free.pop()
+            owner[t] = i
+            got[i] = t
         else:
+            # no free tile fits this mask, so none will fit its later slots either: an augmenting path
+            # reassigns owned tiles only, never to a tile this mask allows
             if not augment(i, set()):
                 raise BadState("the revealed voids leave no possible deal")
     pool[:] = got + [t for t in pool if t not in owner]
@@ -1296,7 +1315,7 @@ def round_replay(world: KozelState) -> Iterator[tuple[KozelState, Seat, Move]]:
     for s in range(n):
         pool = tiles_of(world.hands[s])
         shuffle(pool, rng)
-        _assign(pool, world.slot_masks(s))
+        _assign(pool, world.slot_masks(s), rng)
         for k, t in zip(world.origin[s], pool, strict=True):
             if k:
                 drew[s][k] = t

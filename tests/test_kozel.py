@@ -638,6 +638,23 @@ def test_a_drawn_tile_may_match_the_ends_the_player_showed_void_in():
     assert any(w.hands[0] & NUM_TILES[6] for w in worlds)
 
 
+def test_a_draw_after_a_void_is_as_likely_as_any_unseen_tile_to_match_it():
+    """What each player knows (kozel.md): every deal the facts allow is equally likely, and a tile drawn
+    after a void is any unseen tile.  Seat 0 shows no 6 and draws one tile; seen from seat 1, 25 tiles are
+    unseen, 6 of them sixes (6-6 is on the table).  Every allowed assignment puts non-sixes in the two dealt
+    slots (19 x 18 ways) and any of the 23 other tiles in the drawn slot, so the drawn tile is a six in 6 of
+    23 of them.  (A determinizer that fills the drawn slot with the first tile left in a shuffled pool gives
+    a six 58% of the time: a six is never taken by the dealt slots, so it comes first more often.)"""
+    st = KozelState.from_position([["4-1", "3-0"], ["5-5", "4-4"]], line=[("6-6", "first")], to_move=0,
+                                  bazaar=["6-2", "1-1", "6-1", "2-0"])
+    st.play("draw")
+    assert [m == NUM_TILES[6] for m in st.slot_masks(0)] == [True, True, False]
+    n = 6000
+    sixes = sum(bool(st.determinize(1, random.Random(k)).hands[0] & NUM_TILES[6]) for k in range(n))
+    # the binomial's standard deviation at n = 6000 is 0.006
+    assert abs(sixes / n - 6 / 23) < 0.025
+
+
 def test_the_forced_lead_shows_who_holds_it_and_that_nobody_holds_a_higher_tile():
     st = KozelState.from_position([["5-5", "1-0", "2-0"], ["4-4", "3-2", "6-1"]], bazaar=["6-6", "0-0"])
     assert st.to_move == 0 and ids(st) == ["play:5-5"]
