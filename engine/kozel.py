@@ -53,8 +53,10 @@ a play removes the strictest slot that allows the played tile (after a draw that
 and a tile only a drawn tile can be uses up that draw).  Which held tile was played is not always known;
 this choice is the loosest one that is still exact about what the tile shows, so the constraints stay true
 of the real hand (never too strict) while every revealed void is kept for the tiles it concerns.  ``determinize`` fills the slots of the other seats from the unseen tiles
-with a randomized bipartite matching (most constrained slots first, augmenting paths on dead ends), which
-always finds an assignment when one exists and never gives a seat a tile it has shown it did not hold.
+with a randomized bipartite matching (most constrained slots first, each drawing uniformly among the free
+tiles it allows, augmenting paths on dead ends), which always finds an assignment when one exists, never
+gives a seat a tile it has shown it did not hold, and draws every allowed assignment equally often when one
+seat's slots are hidden (two players; with more, close to that).
 The round's moves are kept too, public as they are (``history``: mover, move code and, for a play, the
 acquisition its tile was taken from), with each slot's acquisition (``origin``: 0 dealt, ``k`` the ``k``-th
 draw of the round), so that ``round_replay`` can rebuild the round as any world of the information set has
