@@ -28,7 +28,6 @@ robin on this module.  The progress bar is hand-written (no dependency) and goes
 
 from __future__ import annotations
 
-import json
 import math
 import multiprocessing
 import statistics
@@ -256,7 +255,7 @@ def set_margins(report: Mapping[str, Any]) -> dict[int, float]:
 
 def _game(report: Mapping[str, Any]) -> tuple[Any, ...]:
     """What must agree for two reports' sets to be pooled: the game and the engines, in order."""
-    return (report.get("rules"), report.get("players"), json.dumps(report.get("options"), sort_keys=True),
+    return (report.get("rules"), report.get("players"), report.get("options"),
             tuple((report.get("margin") or {}).get("engines") or ()))
 
 

@@ -984,7 +984,8 @@ def _assign(pool: list[Tile], masks: list[Mask], rng: random.Random) -> None:
         return False
 
     # slots with the same mask (most of a seat's slots) draw from one list of their free allowed tiles,
-    # without replacement: the same draws as a list per slot, built once per mask
+    # without replacement: each draw is still uniform over the slot's free allowed tiles, and the list is
+    # built once per mask instead of once per slot
     free: list[Tile] = []
     last = -1
     for i in order:
