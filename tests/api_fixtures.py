@@ -23,8 +23,9 @@ def make_app(redis_conn, redis_url):
     made = []
 
     def make(**settings):
-        # a fixed seed secret: a table with human seats deals the same hands on every run of the suite
-        # (the generated secret would differ per test, since each test flushes Redis)
+        # a fixed seed secret (the generated one would differ per test, since each test flushes Redis); a
+        # game is still dealt afresh on every run by its own nonce, unless it is created with a public seed
+        # (service.fairplay.seeds)
         application = create_app({"REDIS_URL": redis_url, "SEED_SECRET": TEST_SEED_SECRET, **settings})
         application.test_client_class = ContractClient
         made.append(application)
