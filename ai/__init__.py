@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import math
 from collections.abc import Iterable, Mapping
 
 # ``from random import Random``, not ``import random``: the submodule ai.random is bound to the name
@@ -153,7 +154,8 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
     """One decision from several independent searches of the same decision (root parallelism):
     ``iterations``, ``elapsed_ms`` (total compute time) and per-move ``visits`` are summed; a move's
     ``mean_reward`` and ``mean_payoff`` are the visit-weighted means of its parts; the most visited move
-    wins (ties: the higher mean reward, then the first part's order).  ``state`` is only needed when the winner is a
+    wins (ties: the higher mean reward, then the first part's order), or where every part's root tried its
+    moves in turn (``stats["root"] == "uniform"``) the move of the highest mean payoff.  ``state`` is only needed when the winner is a
     move that none of the parts carries."""
     parts = list(decisions)
     if not parts:
@@ -184,10 +186,17 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
     means: dict[str, float | None] = {mid: reward_sum[mid] / visits[mid] if visits[mid] else None
                                       for mid in order}
     rank = {mid: i for i, mid in enumerate(order)}
+    # searches whose root tried its moves in turn (``ismcts:root=uniform``) play the best mean, not the
+    # most visited: their parts are ranked by mean payoff (the rule set's unit, the same in every part,
+    # where each part scales its rewards by its own bounds)
+    by_mean = all(d.stats.get("root") == "uniform" for d in parts)
 
-    def key(mid: str) -> tuple[int, float, int]:
+    def key(mid: str) -> tuple[float, float, int]:
         # the order ai.ismcts reports: most visited, then higher mean reward, then first seen
         mean = means[mid]
+        if by_mean:
+            payoff = payoff_sum[mid] / payoff_visits[mid] if payoff_visits[mid] else -math.inf
+            return -payoff, -visits[mid], rank[mid]
         return -visits[mid], -(mean if mean is not None else -1.0), rank[mid]
 
     order.sort(key=key)
@@ -199,6 +208,7 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
         "elapsed_ms": sum(float(d.stats.get("elapsed_ms", 0.0)) for d in parts),
         "candidates": candidates,
         "searches": len(parts),
+        **({"root": "uniform"} if by_mean else {}),
     }
     # without statistics to merge (e.g. a heuristic engine) the first part's choice stands
     best_id = order[0] if order and visits[order[0]] > 0 else parts[0].move.id

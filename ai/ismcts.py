@@ -27,7 +27,9 @@ IEEE Trans. Computational Intelligence and AI in Games 4(2), 2012, Algorithm 3:
 * expansion adds one untried legal move chosen uniformly at random;
 * every acting player maximises its own reward: a child's statistics are the rewards of the seat that
   chose its move;
-* the move played is the most visited child of the root (ties: higher mean reward, then legal order).
+* the move played is the most visited child of the root (ties: higher mean reward, then legal order);
+  with ``root="uniform"`` the root's moves are tried in turn instead, the least visited first, and the one
+  of the highest mean reward is played (``stats["root"]`` says so, and ``ai.merge`` then ranks by mean).
 
 Horizon and reward (see ``docs/ai.md``).  A playout runs from the expanded node to the end of the current
 deal -- ``state.deals_done`` increases or the match ends -- and is scored with the change of
@@ -195,7 +197,7 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
            policy: Policy | None, rng: random.Random,
            rollout: Rollout | None = None, hidden: Hidden | None = None,
            observe: Observe | None = None, worlds: Worlds | None = None,
-           model: Policy | None = None, model_eps: float = 0.0) -> SearchResult:
+           model: Policy | None = None, model_eps: float = 0.0, root_uniform: bool = False) -> SearchResult:
     """Run SO-ISMCTS from ``root`` for ``seat`` (``SearchResult``: the tree, the iterations done, the
     elapsed seconds and the reward bounds ``lo``/``hi`` of the min-max scaling).  ``policy`` is the playout
     policy (``None``: uniformly random); ``rollout``, when given, plays ``policy`` to the end of the deal
@@ -207,7 +209,8 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     the reference engine's true state).  ``model``, when given, plays every other seat's move inside the tree
     from that seat's hand in the sampled world (an opponent model: ``ismcts:opponents=greedy``), except a
     share ``model_eps`` of them that the tree's UCB chooses as usual; the child is keyed by what ``seat``
-    observes of the model's move."""
+    observes of the model's move.  ``root_uniform``: the root's moves are tried in turn, the least visited
+    first, instead of by UCB (the tree below them is UCB's as ever)."""
     tree = Tree()
     kids = tree.kids
     visits = tree.visits
@@ -322,6 +325,17 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
                 avail.append(1)
                 total.append(0.0)
                 expanded = True
+            elif root_uniform and not node:
+                # the root's moves in turn: the least visited first (the first of equal counts)
+                best = -1
+                fewest = inf
+                for c in cast("list[int]", cs):
+                    avail[c] += 1
+                    if visits[c] < fewest:
+                        fewest = visits[c]
+                        best = c
+                best_i = cs.index(best)
+                expanded = False
             else:
                 # selection: UCB with availability counts; the first of equal values wins
                 best = -1
@@ -507,13 +521,15 @@ def _untried(move: Move) -> dict[str, Any]:
     return {"move": move.id, "visits": 0, "mean_reward": None, "mean_payoff": None}
 
 
-def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list[dict[str, Any]]:
-    """The root's candidates, most visited first (ties: higher mean reward, then legal order), with
+def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float,
+                    by_mean: bool = False) -> list[dict[str, Any]]:
+    """The root's candidates, most visited first (ties: higher mean reward, then legal order; with
+    ``by_mean``, highest mean reward first, then most visited, then legal order), with
     mean rewards scaled to [0, 1] by the search's final bounds and mean payoffs in the rule set's own unit
     (the mean change of the deciding seat's payoff over the search's horizon; both ``None`` for an
     unvisited move)."""
     span = hi - lo
-    out: list[tuple[int, float, int, dict[str, Any]]] = []
+    out: list[tuple[tuple[float, float, int], dict[str, Any]]] = []
     for i, m in enumerate(moves):
         ch = tree.child(0, m.key)
         visits = ch[0] if ch is not None else 0
@@ -523,10 +539,11 @@ def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float) -> list
         else:
             payoff = round(ch[2] / visits, 3)
             mean = round((ch[2] / visits - lo) / span, 6) if span > 0 else 0.5
-        out.append((-visits, -(mean if mean is not None else -1.0), i,
+        key = -(mean if mean is not None else -1.0)
+        out.append(((key, -visits, i) if by_mean else (-visits, key, i),
                     {"move": m.id, "visits": visits, "mean_reward": mean, "mean_payoff": payoff}))
-    out.sort(key=lambda t: t[:3])
-    return [t[3] for t in out]
+    out.sort(key=lambda t: t[0])
+    return [t[1] for t in out]
 
 
 def playout_policy(found: Heuristics | None, name: str) -> tuple[Policy | None, str]:
@@ -551,6 +568,9 @@ class IsmctsEngine(Engine):
         Param("time_ms", int, 10_000, "wall-clock budget in milliseconds", minimum=1, maximum=600_000),
         Param("uct_c", float, DEFAULT_UCT_C, "UCB exploration constant (rewards are in [0, 1])",
               minimum=0.0, maximum=10.0),
+        Param("root", str, "ucb", "how the root's moves share the iterations: 'ucb' (as every node of the tree; "
+              "the most visited is played) or 'uniform' (in turn, least visited first; the best mean is played)",
+              choices=("ucb", "uniform")),
         Param("playout", str, "heuristic", "playout policy: 'random' (uniform), 'heuristic' (the rule set's cheap "
               "playout policy, ai.heuristics.<rules>.playout) or 'greedy' (every seat plays the greedy engine's "
               "one-ply heuristic: slower per iteration, much better informed); random where a rule set has "
@@ -634,12 +654,15 @@ class IsmctsEngine(Engine):
         found = search(
             state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"],
             policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe, worlds=worlds,
-            model=self._model(heuristics, params), model_eps=params["opponents_eps"])
-        candidates = root_statistics(found.tree, moves, found.lo, found.hi)
+            model=self._model(heuristics, params), model_eps=params["opponents_eps"],
+            root_uniform=params["root"] == "uniform")
+        candidates = root_statistics(found.tree, moves, found.lo, found.hi, by_mean=params["root"] == "uniform")
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
         stats = {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3),
                  "playout": used, "candidates": candidates, **extra}
+        if params["root"] == "uniform":
+            stats["root"] = "uniform"
         return Decision(best, stats, tuple(moves))
 
     @staticmethod

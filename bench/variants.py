@@ -33,18 +33,32 @@ beside the shipped ones.
   exists for playouts only.  The idea: at Kozel the playout policy is what the search's strength follows
   (greedy playouts beat the cheap ones), so its weights are worth tuning by self-play.  Elsewhere it is
   ``ismcts``.
+* ``pimc`` (parameter ``pimc_worlds``, default 10): perfect-information Monte Carlo, as bridge and Skat
+  programs play: ``pimc_worlds`` worlds of the seat's information set (the search's own sampler, so with
+  ``inference`` the weighted one), on each the search that sees that world's hands, with the stock's order
+  redrawn every iteration (``State.restocked``, as ``perfect:sees=hands``), the budget split evenly, root
+  visits summed, the most visited move played.  The idea: at Kozel the hands alone are worth +43 points a
+  match (``perfect:sees=hands``), and in one world the tree plays the other seat from its own hand.
+  Measured in docs/ai-history.md, ninth look.
+* ``ismcts_paired_tree``: every root move searched by ``ismcts`` below it (a tree of its own), all of them
+  on the same sampled worlds with the same playout stream, an equal share of the budget each; the move of
+  the best mean payoff change is played.  The idea: the root's moves differ by less than a world's luck
+  (the UCB diagnostic), and unlike ``ismcts_paired_root`` this keeps the lookahead below the root.
+  Measured in docs/ai-history.md, ninth look.
 """
 
 from __future__ import annotations
 
+import math
 import random
+import time
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import ai
-from ai.heuristics import Heuristics
+from ai.heuristics import Heuristics, Hidden, Observe, Policy, Rollout
 from ai.heuristics.kozel import SCORE, greedy_playout
-from ai.ismcts import IsmctsEngine
+from ai.ismcts import IsmctsEngine, Worlds, playout_policy, search
 from ai.protocol import Decision, Param
 from engine.game import Move, Seat, State
 from engine.kozel import GreedyScore, rollout_of
@@ -155,8 +169,136 @@ class KozelPlayout(IsmctsEngine):
         return super().choose(state, seat, params, rng)
 
 
+class _Kit(NamedTuple):
+    """What ``search`` needs besides its root, budget and generator: a variant's searches share it."""
+
+    policy: Policy | None
+    rollout: Rollout | None
+    hidden: Hidden | None
+    observe: Observe | None
+
+
+class _SearchesPerRoot(IsmctsEngine):
+    """A variant that runs several ``search`` calls for one decision."""
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        """As ``IsmctsEngine.choose`` sets up its search (the worlds' sampler, the information set's own
+        unless inference weighs them; the time left for searching; statistics to add; the playout), then
+        ``decide``; ``ismcts`` itself with one legal move, or where the rule set has no heuristics or a
+        paired root of its own."""
+        moves = state.legal_moves()
+        heuristics = self.heuristics(state, params)
+        if len(moves) == 1 or heuristics is None or heuristics.distinct is not None:
+            return super().choose(state, seat, params, rng)
+        policy, used = playout_policy(heuristics, params["playout"])
+        rollout = (heuristics.rollout if used == "heuristic"
+                   else heuristics.greedy_rollout if used == "greedy" else None)
+        hidden = heuristics.hidden
+        observe = heuristics.observe if hidden is not None and state.hides_moves else None
+        sample, time_ms, extra = self._budget(state, seat, params, rng)
+        return self.decide(state, seat, params, rng, moves, sample or state.determinizer(seat), time_ms, extra,
+                           used, _Kit(policy, rollout, hidden, observe))
+
+    def decide(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
+               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, search_kit: _Kit) -> Decision:
+        """The decision among ``moves`` (at least two), from worlds drawn by ``sample``."""
+        raise NotImplementedError
+
+
+class Pimc(_SearchesPerRoot):
+    """Perfect-information Monte Carlo over the seat's information set (module docstring)."""
+
+    id = "pimc"
+    description = ("PIMC: `pimc_worlds` worlds of the seat's information set, on each the search that sees "
+                   "that world's hands (stock redrawn per iteration), root visits summed")
+    params: ClassVar[tuple[Param, ...]] = _ismcts_and(Param(
+        "pimc_worlds", int, 10, "sampled worlds; the budget (iterations and time_ms) is split evenly among them",
+        minimum=1, maximum=1000))
+
+    def decide(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
+               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, search_kit: _Kit) -> Decision:
+        k = params["pimc_worlds"]
+        per_iterations = max(1, params["iterations"] // k)
+        deadline = time.perf_counter() + time_ms / 1000.0
+        visits = [0] * len(moves)
+        totals = [0.0] * len(moves)
+        done = 0
+        for i in range(k):
+            left_ms = (deadline - time.perf_counter()) * 1000.0
+            if i and left_ms <= 0:
+                break
+            world = sample(rng)
+            found = search(state, seat, iterations=per_iterations, time_ms=max(0.0, left_ms) / (k - i),
+                           uct_c=params["uct_c"], rng=rng, worlds=world.restocked, **search_kit._asdict())
+            done += found.iterations
+            for j, m in enumerate(moves):
+                ch = found.tree.child(0, m.key)
+                if ch is not None:
+                    visits[j] += ch[0]
+                    totals[j] += ch[2]
+        order = sorted(range(len(moves)),
+                       key=lambda j: (-visits[j], -(totals[j] / visits[j]) if visits[j] else math.inf, j))
+        candidates = [{"move": moves[j].id, "visits": visits[j],
+                       "mean_payoff": round(totals[j] / visits[j], 3) if visits[j] else None} for j in order]
+        return Decision(moves[order[0]], {"iterations": done, "playout": used, "search": "pimc",
+                                          "candidates": candidates, **extra}, tuple(moves))
+
+
+class PairedTree(_SearchesPerRoot):
+    """Every root move searched on the same sampled worlds, each with a tree of its own (module docstring)."""
+
+    id = "ismcts_paired_tree"
+    description = ("ismcts below every root move, all root moves on common worlds and common playout streams; "
+                   "the move of the best mean payoff change is played")
+    params: ClassVar[tuple[Param, ...]] = IsmctsEngine.params
+
+    def decide(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
+               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, search_kit: _Kit) -> Decision:
+        base = state.running_payoffs()[seat]
+        # the common worlds, sampled once each as the first move's search asks for them
+        common: list[State] = []
+        k = len(moves)
+        totals = [0.0] * k
+        counts = [0] * k
+        stream = rng.getrandbits(64)
+        budget = max(1, params["iterations"] // k)
+        t0 = time.perf_counter()
+        for j, m in enumerate(moves):
+            played: list[State] = []
+
+            def worlds(r: random.Random, m: Move = m, played: list[State] = played) -> State:
+                t = len(played)
+                if t == len(common):
+                    common.append(sample(rng))
+                w = common[t].clone()
+                # halted before the move: a move that ends the deal leaves nothing to search in the world
+                w.stop_after_deal()
+                w.apply(m)
+                played.append(w)
+                return w
+
+            # the first move's search sets how many common worlds there are; the others play each of them
+            # (within what is left of the time, shared among the moves still to search)
+            left_ms = time_ms - (time.perf_counter() - t0) * 1000.0
+            iterations, limit = (budget, time_ms / k) if j == 0 else (len(common), max(1.0, left_ms / (k - j)))
+            root = state.clone()
+            root.stop_after_deal()
+            root.apply(m)
+            search(root, seat, iterations=iterations, time_ms=limit, uct_c=params["uct_c"],
+                   rng=random.Random(stream), worlds=worlds, **search_kit._asdict())
+            for w in played:
+                totals[j] += w.running_payoffs()[seat] - base
+            counts[j] = len(played)
+        order = sorted(range(k), key=lambda j: (-(totals[j] / counts[j]) if counts[j] else math.inf, j))
+        candidates = [{"move": moves[j].id, "visits": counts[j],
+                       "mean_payoff": round(totals[j] / counts[j], 3) if counts[j] else None} for j in order]
+        return Decision(moves[order[0]], {"iterations": sum(counts), "playout": used, "search": "paired_tree",
+                                          "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3),
+                                          "candidates": candidates, **extra}, tuple(moves))
+
+
 #: the variants this bench seats, by id
-VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout())
+VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), Pimc(), PairedTree())
 
 
 def register() -> None:

@@ -84,7 +84,8 @@ def test_registry_lists_the_builtin_engines_with_json_schemas():
 def test_ismcts_declares_its_parameters_with_bounds_and_choices():
     params = {p["name"]: p for p in ai.ENGINES["ismcts"].to_dict()["params"]}
     assert set(params) == {"iterations", "time_ms", "uct_c", "playout", "inference", "inference_worlds",
-                           "inference_mcmc", "inference_eps", "inference_model", "opponents", "opponents_eps"}
+                           "inference_mcmc", "inference_eps", "inference_model", "opponents", "opponents_eps",
+                           "root"}
     assert params["iterations"]["type"] == "integer" and params["iterations"]["minimum"] == 1
     assert params["time_ms"]["type"] == "integer" and "maximum" in params["time_ms"]
     assert params["uct_c"]["type"] == "number"
@@ -92,6 +93,7 @@ def test_ismcts_declares_its_parameters_with_bounds_and_choices():
     assert params["inference"]["type"] == "boolean"
     assert params["opponents"]["enum"] == ["tree", "greedy"] and params["opponents"]["default"] == "tree"
     assert params["inference_model"]["enum"] == ["greedy", "search", "softmax"] and params["inference_model"]["default"] == "greedy"
+    assert params["root"]["enum"] == ["ucb", "uniform"] and params["root"]["default"] == "ucb"
 
 
 # --------------------------------------------------------------------------- decide: errors
@@ -196,6 +198,26 @@ def test_ismcts_statistics_account_for_every_iteration(rules_id, playout):
         assert d.move.id == max(cands, key=lambda c: c["visits"])["move"]
     for c in cands:
         assert c["mean_reward"] is None or 0.0 <= c["mean_reward"] <= 1.0
+
+
+@pytest.mark.parametrize("rules_id", [r for r in RULE_IDS if r != "tiengow_wall"])
+def test_a_uniform_root_tries_the_roots_moves_in_turn_and_plays_the_best_mean(rules_id):
+    """``root='uniform'`` (docs/ai.md, ``ismcts``): the root's moves share the iterations in turn, so their
+    visits differ by at most one, and the move of the highest mean reward is played, where UCB plays the
+    most visited.  (The wall game's root is paired, ``uniform`` does not apply.)"""
+    checked = 0
+    for state in midgame_states(rules_id, engine.RULES[rules_id].default_players, 6, seed=40):
+        if len(state.legal_moves()) < 2:
+            continue
+        d = ai.decide("ismcts", state, state.to_move, {"iterations": 97, "time_ms": 600_000, "root": "uniform"},
+                      seed=5)
+        cands = d.stats["candidates"]
+        visits = [c["visits"] for c in cands]
+        assert sum(visits) == 97 and max(visits) - min(visits) <= 1
+        assert d.move.id == cands[0]["move"]
+        assert cands[0]["mean_reward"] == max(c["mean_reward"] for c in cands)
+        checked += 1
+    assert checked >= 3
 
 
 def test_with_an_opponent_model_other_seats_play_the_models_moves_inside_the_tree():
@@ -399,6 +421,24 @@ def test_merge_names_a_winner_no_single_part_chose():
     merged = ai.merge([part(0, [10, 9, 0]), part(2, [0, 9, 10])])
     assert merged.move.id == "b"
     assert merged.stats["iterations"] == 38
+
+
+def test_merging_uniform_root_searches_plays_the_best_mean_payoff():
+    # ``root='uniform'``: every part's root tried its moves in turn, so visits say nothing of a move's value;
+    # the merge ranks by the parts' mean payoff (visit-weighted), not by summed visits
+    moves = (engine.Move("a", "a"), engine.Move("b", "b"))
+
+    def part(visits: list[int], payoffs: list[float], root: str | None) -> Decision:
+        cands = [{"move": m.id, "visits": v, "mean_reward": 0.5, "mean_payoff": p}
+                 for m, v, p in zip(moves, visits, payoffs, strict=True)]
+        stats = {"iterations": sum(visits), "elapsed_ms": 1.0, "candidates": cands, **({"root": root} if root else {})}
+        return Decision(moves[0], stats, moves)
+
+    uniform = ai.merge([part([11, 10], [-2.0, 1.0], "uniform"), part([10, 10], [-1.0, 0.5], "uniform")])
+    assert uniform.move.id == "b" and uniform.stats["root"] == "uniform"
+    assert [c["move"] for c in uniform.stats["candidates"]] == ["b", "a"]
+    by_visits = ai.merge([part([11, 10], [-2.0, 1.0], None), part([10, 10], [-1.0, 0.5], None)])
+    assert by_visits.move.id == "a" and "root" not in by_visits.stats
 
 
 def test_merge_needs_a_decision():

@@ -12,7 +12,7 @@ from api_support import ROOT
 
 import ai
 import engine
-from bench.variants import GreedyTiebreak, KozelPlayout, PairedRoot, SoftDiscards
+from bench.variants import GreedyTiebreak, KozelPlayout, PairedRoot, PairedTree, Pimc, SoftDiscards
 
 PARAMS = {"iterations": 200, "time_ms": 600_000}
 
@@ -126,10 +126,44 @@ def test_the_kozel_playout_variant_with_the_shipped_weights_is_the_greedy_playou
     assert differ > 0
 
 
+def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():
+    # the variant's rule: ``pimc_worlds`` searches of an equal share of the iterations, each in one sampled
+    # world of the seat's information set, their root visits summed, the most visited move played
+    variant = Pimc()
+    checked = 0
+    for state, seat in _kozel_positions(8):
+        found = _run(variant, state, seat, {"iterations": 120, "pimc_worlds": 4})
+        assert found.stats["search"] == "pimc" and found.stats["iterations"] == 120
+        assert sum(c["visits"] for c in found.stats["candidates"]) == 120
+        assert {c["move"] for c in found.stats["candidates"]} == {m.id for m in state.legal_moves()}
+        visits = [c["visits"] for c in found.stats["candidates"]]
+        assert visits == sorted(visits, reverse=True) and found.move.id == found.stats["candidates"][0]["move"]
+        checked += 1
+    assert checked > 5
+
+
+def test_the_paired_tree_searches_every_root_move_on_the_same_worlds_and_plays_the_best_mean():
+    # the variant's rule: every legal move gets a tree of its own and the same count of common worlds (an
+    # equal share of the iterations), and the move with the best mean payoff change is played
+    variant = PairedTree()
+    checked = 0
+    for state, seat in _kozel_positions(8):
+        found = _run(variant, state, seat, {"iterations": 120})
+        candidates = found.stats["candidates"]
+        k = len(state.legal_moves())
+        assert found.stats["search"] == "paired_tree"
+        assert {c["visits"] for c in candidates} == {120 // k}
+        means = [c["mean_payoff"] for c in candidates]
+        assert means == sorted(means, reverse=True) and found.move.id == candidates[0]["move"]
+        checked += 1
+    assert checked > 5
+
+
 def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # GET /v1/engines, games and suggestions know ai.ENGINES: the bench registers its variants in its own
     # process, which the service never imports
-    for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout"):
+    for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout", "pimc",
+                    "ismcts_paired_tree"):
         assert variant not in ai.ENGINES
         with pytest.raises(ai.UnknownEngine):
             ai.get_engine(variant)
