@@ -5,6 +5,7 @@ Redis, a real RQ worker."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from api_support import bearer, create, humans, tokens_by_seat
@@ -308,7 +309,12 @@ def test_a_table_whose_players_stream_closed_stops_counting_as_live_at_once_and_
     assert redis_conn.hget(keys.game_key(game_id), "left") is not None
     # the seat came back within the (long) idle time: present again, so the cap is met
     back = client.get(f"/v1/games/{game_id}/stream", headers=bearer(token), buffered=False)
+    # (a refused stream writes no presence: say so, rather than fail below on the cap)
+    assert back.status_code == 200, back.get_data(as_text=True)
     next(iter(back.response))
+    seen = json.loads(redis_conn.hget(keys.game_key(game_id), "seen"))
+    left = json.loads(redis_conn.hget(keys.game_key(game_id), "left"))
+    assert left[str(0)] < seen[str(0)], f"seen {seen} is not after left {left}"
     try:
         live_games.admit_game(redis_conn, app.config, "ip:127.0.0.1", "while-back")
         raise AssertionError("a second live game was admitted while the first one's player was back")
