@@ -192,7 +192,8 @@ def merge(decisions: Iterable[Decision], state: State | None = None) -> Decision
     by_mean = all(d.stats.get("root") == "uniform" for d in parts)
 
     def key(mid: str) -> tuple[float, float, int]:
-        # the order ai.ismcts reports: most visited, then higher mean reward, then first seen
+        # the order ai.ismcts reports: most visited, then higher mean reward, then first seen (with a uniform
+        # root: higher mean payoff, then most visited, then first seen)
         mean = means[mid]
         if by_mean:
             payoff = payoff_sum[mid] / payoff_visits[mid] if payoff_visits[mid] else -math.inf

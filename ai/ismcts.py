@@ -557,6 +557,29 @@ def playout_policy(found: Heuristics | None, name: str) -> tuple[Policy | None, 
     return None, "random"
 
 
+class SearchKit(NamedTuple):
+    """The parts of a rule set's heuristics that ``search`` plays with: its keyword arguments of the same
+    names."""
+
+    policy: Policy | None
+    rollout: Rollout | None
+    hidden: Hidden | None
+    observe: Observe | None
+
+
+def search_kit(found: Heuristics | None, state: State, playout: str) -> tuple[SearchKit, str]:
+    """What ``search`` plays ``state``'s rule set with, for the playout policy called ``playout``, and the
+    name of the policy actually used (``playout_policy``)."""
+    policy, used = playout_policy(found, playout)
+    if found is None:
+        return SearchKit(policy, None, None, None), used
+    # the playout policy's whole-playout fast path, where the rule set has one
+    rollout = found.rollout if used == "heuristic" else found.greedy_rollout if used == "greedy" else None
+    # another seat's node in one call: only with the hidden model it was written for, where moves hide
+    observe = found.observe if found.hidden is not None and state.hides_moves else None
+    return SearchKit(policy, rollout, found.hidden, observe), used
+
+
 class IsmctsEngine(Engine):
     id = "ismcts"
     description = ("Single-observer Information Set MCTS (Cowling, Powley & Whitehouse 2012): a fresh "
@@ -633,29 +656,20 @@ class IsmctsEngine(Engine):
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         moves = state.legal_moves()
         heuristics = self.heuristics(state, params)
-        policy, used = playout_policy(heuristics, params["playout"])
+        kit, used = search_kit(heuristics, state, params["playout"])
         if len(moves) == 1:
             # nothing to decide: spend no budget
             return Decision(moves[0], {"iterations": 0, "elapsed_ms": 0.0, "playout": used,
                                        "candidates": [_untried(moves[0])]}, tuple(moves))
-        if heuristics is None:
-            hidden = observe = rollout = None
-        else:
-            # the playout policy's whole-playout fast path, where the rule set has one
-            rollout = (heuristics.rollout if used == "heuristic"
-                       else heuristics.greedy_rollout if used == "greedy" else None)
-            if heuristics.distinct is not None:
-                return self._paired(state, seat, params, rng, moves, heuristics.distinct(state), policy,
-                                    rollout, heuristics.rollout_draws, used)
-            hidden = heuristics.hidden
-            # another seat's node in one call: only with the hidden model it was written for, where moves hide
-            observe = heuristics.observe if hidden is not None and state.hides_moves else None
+        if heuristics is not None and heuristics.distinct is not None:
+            return self._paired(state, seat, params, rng, moves, heuristics.distinct(state), kit.policy,
+                                kit.rollout, heuristics.rollout_draws, used)
         worlds, time_ms, extra = self._budget(state, seat, params, rng)
         found = search(
-            state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"],
-            policy=policy, rng=rng, rollout=rollout, hidden=hidden, observe=observe, worlds=worlds,
-            model=self._model(heuristics, params), model_eps=params["opponents_eps"],
-            root_uniform=params["root"] == "uniform")
+            state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"], rng=rng,
+            worlds=worlds, model=self._model(heuristics, params), model_eps=params["opponents_eps"],
+            root_uniform=params["root"] == "uniform", policy=kit.policy, rollout=kit.rollout, hidden=kit.hidden,
+            observe=kit.observe)
         candidates = root_statistics(found.tree, moves, found.lo, found.hi, by_mean=params["root"] == "uniform")
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)

@@ -53,12 +53,12 @@ import math
 import random
 import time
 from dataclasses import replace
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import ai
-from ai.heuristics import Heuristics, Hidden, Observe, Policy, Rollout
+from ai.heuristics import Heuristics
 from ai.heuristics.kozel import SCORE, greedy_playout
-from ai.ismcts import IsmctsEngine, Worlds, playout_policy, search
+from ai.ismcts import IsmctsEngine, SearchKit, Worlds, search, search_kit
 from ai.protocol import Decision, Param
 from engine.game import Move, Seat, State
 from engine.kozel import GreedyScore, rollout_of
@@ -169,15 +169,6 @@ class KozelPlayout(IsmctsEngine):
         return super().choose(state, seat, params, rng)
 
 
-class _Kit(NamedTuple):
-    """What ``search`` needs besides its root, budget and generator: a variant's searches share it."""
-
-    policy: Policy | None
-    rollout: Rollout | None
-    hidden: Hidden | None
-    observe: Observe | None
-
-
 class _SearchesPerRoot(IsmctsEngine):
     """A variant that runs several ``search`` calls for one decision."""
 
@@ -190,17 +181,13 @@ class _SearchesPerRoot(IsmctsEngine):
         heuristics = self.heuristics(state, params)
         if len(moves) == 1 or heuristics is None or heuristics.distinct is not None:
             return super().choose(state, seat, params, rng)
-        policy, used = playout_policy(heuristics, params["playout"])
-        rollout = (heuristics.rollout if used == "heuristic"
-                   else heuristics.greedy_rollout if used == "greedy" else None)
-        hidden = heuristics.hidden
-        observe = heuristics.observe if hidden is not None and state.hides_moves else None
+        kit, used = search_kit(heuristics, state, params["playout"])
         sample, time_ms, extra = self._budget(state, seat, params, rng)
         return self.decide(state, seat, params, rng, moves, sample or state.determinizer(seat), time_ms, extra,
-                           used, _Kit(policy, rollout, hidden, observe))
+                           used, kit)
 
     def decide(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
-               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, search_kit: _Kit) -> Decision:
+               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, kit: SearchKit) -> Decision:
         """The decision among ``moves`` (at least two), from worlds drawn by ``sample``."""
         raise NotImplementedError
 
@@ -216,10 +203,11 @@ class Pimc(_SearchesPerRoot):
         minimum=1, maximum=1000))
 
     def decide(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
-               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, search_kit: _Kit) -> Decision:
+               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, kit: SearchKit) -> Decision:
         k = params["pimc_worlds"]
+        t0 = time.perf_counter()
         per_iterations = max(1, params["iterations"] // k)
-        deadline = time.perf_counter() + time_ms / 1000.0
+        deadline = t0 + time_ms / 1000.0
         visits = [0] * len(moves)
         totals = [0.0] * len(moves)
         done = 0
@@ -229,7 +217,7 @@ class Pimc(_SearchesPerRoot):
                 break
             world = sample(rng)
             found = search(state, seat, iterations=per_iterations, time_ms=max(0.0, left_ms) / (k - i),
-                           uct_c=params["uct_c"], rng=rng, worlds=world.restocked, **search_kit._asdict())
+                           uct_c=params["uct_c"], rng=rng, worlds=world.restocked, **kit._asdict())
             done += found.iterations
             for j, m in enumerate(moves):
                 ch = found.tree.child(0, m.key)
@@ -241,6 +229,7 @@ class Pimc(_SearchesPerRoot):
         candidates = [{"move": moves[j].id, "visits": visits[j],
                        "mean_payoff": round(totals[j] / visits[j], 3) if visits[j] else None} for j in order]
         return Decision(moves[order[0]], {"iterations": done, "playout": used, "search": "pimc",
+                                          "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3),
                                           "candidates": candidates, **extra}, tuple(moves))
 
 
@@ -253,7 +242,7 @@ class PairedTree(_SearchesPerRoot):
     params: ClassVar[tuple[Param, ...]] = IsmctsEngine.params
 
     def decide(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
-               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, search_kit: _Kit) -> Decision:
+               sample: Worlds, time_ms: float, extra: dict[str, Any], used: str, kit: SearchKit) -> Decision:
         base = state.running_payoffs()[seat]
         # the common worlds, sampled once each as the first move's search asks for them
         common: list[State] = []
@@ -285,7 +274,7 @@ class PairedTree(_SearchesPerRoot):
             root.stop_after_deal()
             root.apply(m)
             search(root, seat, iterations=iterations, time_ms=limit, uct_c=params["uct_c"],
-                   rng=random.Random(stream), worlds=worlds, **search_kit._asdict())
+                   rng=random.Random(stream), worlds=worlds, **kit._asdict())
             for w in played:
                 totals[j] += w.running_payoffs()[seat] - base
             counts[j] = len(played)
