@@ -102,7 +102,8 @@ return 1
 
 
 #: KEYS: game hash.  ARGV: seat, now (epoch ms), interval ms.  Records that ``seat`` was seen now unless it
-#: was seen less than ``interval`` ago or the game does not exist (never creates a key).  Returns 1 if written.
+#: was seen less than ``interval`` ago or the game does not exist (never creates a key); a seat whose stream
+#: closed (``left``) at or after ``now`` is recorded as seen just after that.  Returns the time written, or 0.
 TOUCH_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local raw = redis.call('HGET', KEYS[1], 'seen')
@@ -114,9 +115,13 @@ local left = nil
 if rawleft then left = cjson.decode(rawleft)[ARGV[1]] end
 -- throttled, unless the seat's last stream closed since it was last seen (it is back: say so at once)
 if t and tonumber(ARGV[2]) - t < tonumber(ARGV[3]) and not (left and left >= t) then return 0 end
-seen[ARGV[1]] = tonumber(ARGV[2])
+local now = tonumber(ARGV[2])
+-- a seat seen again is seen after it left, even in the same millisecond (or on a clock a little behind the
+-- one that wrote ``left``): presence compares the two (service.fairplay.live_games)
+if left and left >= now then now = left + 1 end
+seen[ARGV[1]] = now
 redis.call('HSET', KEYS[1], 'seen', cjson.encode(seen))
-return 1
+return now
 """
 
 #: KEYS: the game's hash.  ARGV: seat, now (ms).  A seat's stream closed: ``left`` (seat -> ms) says when, so
@@ -433,12 +438,14 @@ class Store:
               interval: float = config.DEFAULT_PRESENCE_INTERVAL_SECONDS) -> int | None:
         """Record that ``seat`` was seen now (an authenticated request, an open stream).  Throttled: nothing
         is written when the seat was seen less than ``interval`` seconds ago -- ``known`` is the time the
-        caller has just read (then not even a round trip is made).  Returns the time written, or None."""
+        caller has just read (then not even a round trip is made).  A seat whose stream closed at or after
+        ``now`` is written as seen a millisecond after that.  Returns the time written, or None."""
         now = now_ms() if now is None else now
         window = int(interval * 1000)
         if known is not None and now - known < window:
             return None
-        return now if self._touch(keys=[game_key(game_id)], args=[str(seat), now, window]) else None
+        written = self._touch(keys=[game_key(game_id)], args=[str(seat), now, window])
+        return int(written) if written else None
 
     def leave(self, game_id: str, seat: int, now: int | None = None) -> None:
         """Record that a stream of ``seat`` closed now (its tab was closed, or its connection dropped): the

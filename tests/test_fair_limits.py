@@ -322,3 +322,24 @@ def test_a_table_whose_players_stream_closed_stops_counting_as_live_at_once_and_
         pass
     back.close()
     assert create(client, "kozel", humans(2))["game"]["id"] != game_id
+
+
+def test_a_seat_seen_again_in_the_millisecond_its_stream_closed_counts_as_back(make_app, redis_conn):
+    """Presence compares when a seat was last seen with when its stream last closed (``left``): a seat that
+    comes back in the same millisecond as it left, or whose request is timed by a clock a little behind the
+    one that wrote ``left``, is recorded as seen just after it, so the live-games cap counts its table."""
+    app = make_app(LIVE_GAMES_PER_CLIENT=1, GAMES_PER_MINUTE=1000, LIVE_IDLE_SECONDS=600)
+    client = app.test_client()
+    store = app.extensions["store"]
+    game_id = create(client, "kozel", humans(2))["game"]["id"]
+    now = int(time.time() * 1000)
+    store.touch(game_id, 0, now=now - 10)
+    # the stream closed at ``left``; the seat is seen again at ``back_at``: the same millisecond, then a clock
+    # 3 ms behind the one that wrote ``left``
+    for left, back_at in ((now, now), (now + 10, now + 7)):
+        store.leave(game_id, 0, now=left)
+        assert store.touch(game_id, 0, now=back_at) == left + 1
+        seen = json.loads(redis_conn.hget(keys.game_key(game_id), "seen"))
+        assert seen["0"] == left + 1
+        refused = client.post("/v1/games", json={"rules": "kozel", "seats": humans(2)})
+        assert refused.status_code == 429 and refused.get_json()["type"].endswith(":live-games")
