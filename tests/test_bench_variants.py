@@ -12,7 +12,16 @@ from api_support import ROOT
 
 import ai
 import engine
-from bench.variants import GreedyTiebreak, KozelPlayout, PairedRoot, PairedTree, Pimc, SoftDiscards
+from bench import kozel_value
+from bench.variants import (
+    GreedyTiebreak,
+    KozelPlayout,
+    KozelValue,
+    PairedRoot,
+    PairedTree,
+    Pimc,
+    SoftDiscards,
+)
 
 PARAMS = {"iterations": 200, "time_ms": 600_000}
 
@@ -35,6 +44,24 @@ def _run(eng: ai.Engine, state: engine.State, seat: int, extra: dict, seed: int 
     """``eng``'s decision on a determinization of ``state`` for ``seat``, as ``ai.decide`` makes one."""
     world = state.determinize(seat, random.Random(seed))
     return eng.choose(world, seat, eng.validate({**PARAMS, **extra}), random.Random(f"ai/{seed}"))
+
+
+def _harness_check(variant: ai.Engine, positions: list[tuple[engine.State, int]], same: dict, other: dict,
+                   plain: dict | None = None) -> int:
+    """A variant's harness check: with the parameters ``same`` it is ``ismcts`` (with ``plain``) node for
+    node, the same move and statistics at every position; returns at how many positions the parameters
+    ``other`` change the statistics (a test asserts some)."""
+    search = ai.ENGINES["ismcts"]
+    differ = 0
+    for state, seat in positions:
+        reference = _run(search, state, seat, plain or {}, seed=5)
+        found = _run(variant, state, seat, same, seed=5)
+        assert found.move.id == reference.move.id
+        assert found.stats["candidates"] == reference.stats["candidates"]
+        changed = _run(variant, state, seat, other, seed=5)
+        assert changed.stats["iterations"] == PARAMS["iterations"]
+        differ += changed.stats["candidates"] != reference.stats["candidates"]
+    return differ
 
 
 def _choose(variant: GreedyTiebreak, state: engine.State, seat: int, tiebreak: float) -> ai.Decision:
@@ -65,16 +92,7 @@ def test_the_soft_discards_variant_at_chance_one_is_the_search_itself_and_below_
     # the variant's harness check: with every discard the weakest tiles (chance 1) its tree is ismcts's,
     # node for node, so the decisions and statistics are identical; with chance 0 the other seats' discards
     # in the tree differ, and so do the statistics
-    variant = SoftDiscards()
-    search = ai.ENGINES["ismcts"]
-    differ = 0
-    for state, seat in _positions(8):
-        plain = _run(search, state, seat, {}, seed=5)
-        same = _run(variant, state, seat, {"weakest": 1.0}, seed=5)
-        assert same.move.id == plain.move.id
-        assert same.stats["candidates"] == plain.stats["candidates"]
-        differ += _run(variant, state, seat, {"weakest": 0.0}, seed=5).stats["candidates"] != plain.stats["candidates"]
-    assert differ > 0
+    assert _harness_check(SoftDiscards(), _positions(8), {"weakest": 1.0}, {"weakest": 0.0}) > 0
 
 
 def _kozel_positions(count: int) -> list[tuple[engine.State, int]]:
@@ -114,16 +132,7 @@ def test_the_kozel_playout_variant_with_the_shipped_weights_is_the_greedy_playou
     # the variant's harness check: with ai.heuristics.kozel.SCORE's weights (its defaults) it is
     # ismcts:playout=greedy node for node; a block bonus (the next seat left without a match) changes the
     # playouts, so the statistics differ
-    variant = KozelPlayout()
-    search = ai.ENGINES["ismcts"]
-    differ = 0
-    for state, seat in _kozel_positions(8):
-        plain = _run(search, state, seat, {"playout": "greedy"}, seed=5)
-        same = _run(variant, state, seat, {}, seed=5)
-        assert same.move.id == plain.move.id
-        assert same.stats["candidates"] == plain.stats["candidates"]
-        differ += _run(variant, state, seat, {"block": 20.0}, seed=5).stats["candidates"] != plain.stats["candidates"]
-    assert differ > 0
+    assert _harness_check(KozelPlayout(), _kozel_positions(8), {}, {"block": 20.0}, {"playout": "greedy"}) > 0
 
 
 def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():
@@ -159,11 +168,40 @@ def test_the_paired_tree_searches_every_root_move_on_the_same_worlds_and_plays_t
     assert checked > 5
 
 
+def test_the_kozel_value_variant_values_leaves_by_the_fitted_value_and_plays_out_the_rest():
+    # the variant's rule: at two-player Kozel a leaf past the lead is valued by bench.kozel_value instead of
+    # played out; with every leaf played out (value_mix=1) it is ismcts node for node
+    assert _harness_check(KozelValue(), _kozel_positions(8), {"value_mix": 1.0}, {}) > 0
+
+
+def test_a_settled_kozel_world_moves_the_payoffs_by_the_value_and_ends_the_round():
+    # kozel_value.settle: the seat to move's payoff changes by v, the other's by -v (payoffs are the
+    # mean-centred totals negated), and nobody is to move
+    for world in kozel_value.positions(20, seed=7):
+        world.stop_after_deal()
+        mover = world.turn
+        before = world.running_payoffs()
+        kozel_value.settle(world, 3.25)
+        after = world.running_payoffs()
+        assert after[mover] - before[mover] == pytest.approx(3.25)
+        assert after[1 - mover] - before[1 - mover] == pytest.approx(-3.25)
+        assert world.to_move is None
+
+
+def test_the_fitted_kozel_value_predicts_a_playouts_mean_better_than_one_playout_does():
+    # the premise of the value (bench/kozel_value.py): on fresh positions its squared error against the mean
+    # of many playouts is smaller than one playout's own variance, and it explains part of the means' spread
+    assert len(kozel_value.COEFFICIENTS) == kozel_value.NUM_FEATURES
+    figures = kozel_value.held_out(kozel_value.COEFFICIENTS, 300, 16, seed=4242)
+    assert figures["bias"] < figures["noise"] / 2
+    assert figures["bias"] < figures["signal"]
+
+
 def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # GET /v1/engines, games and suggestions know ai.ENGINES: the bench registers its variants in its own
     # process, which the service never imports
     for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout", "pimc",
-                    "ismcts_paired_tree"):
+                    "ismcts_paired_tree", "ismcts_kozel_value"):
         assert variant not in ai.ENGINES
         with pytest.raises(ai.UnknownEngine):
             ai.get_engine(variant)
