@@ -28,7 +28,8 @@ one playout, the spread of the positions' true means and the fitted value's bias
 squared error against a 16-playout mean, less that mean's own noise).
 
 Coefficients: ``COEFFICIENTS`` below, written by ``tilehouse bench kozel-value --write`` (method and seeds
-in ``main``).  No part of the service imports this module.
+in ``main``), from matches with the default options (so the carried points are always 0 and their weights
+are nothing; the screening arena plays the defaults too).  No part of the service imports this module.
 """
 
 from __future__ import annotations
