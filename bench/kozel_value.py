@@ -43,11 +43,11 @@ from collections.abc import Sequence
 from typing import cast
 
 from engine.game import new_game
-from engine.kozel import NUM_TILES, KozelState, hand_value
+from engine.kozel import NUM_TILES, ZERO_ZERO, KozelState, hand_value
 from engine.tiles import D_HI, D_LO
 
-#: the doubles, as a tile mask
-DOUBLES: int = sum(1 << t for t in range(28) if D_HI[t] == D_LO[t])
+#: the doubles, as a tile mask (``engine.kozel.DOUBLES`` is the two-doubles moves)
+DOUBLE_TILES: int = sum(1 << t for t in range(28) if D_HI[t] == D_LO[t])
 
 #: the number of values ``features`` returns: 30 features and the constant 1 (the last weight is the constant)
 NUM_FEATURES = 31
@@ -78,7 +78,8 @@ def features(st: KozelState) -> list[float]:
     sm = 1.0 if not em else 0.0
     so = 1.0 if not eo else 0.0
     b = len(st.bazaar)
-    return [vm, vo, cm, co, em, eo, (hm & DOUBLES).bit_count(), (ho & DOUBLES).bit_count(), hm & 1, ho & 1, b,
+    return [vm, vo, cm, co, em, eo, (hm & DOUBLE_TILES).bit_count(), (ho & DOUBLE_TILES).bit_count(),
+            hm >> ZERO_ZERO & 1, ho >> ZERO_ZERO & 1, b,
             rm, ro, float(opm), float(opo), cam, cao, sm, so, 0.0 if b else 1.0,
             vm * co, vo * cm, vm / (cm or 1) * co, vo / (co or 1) * cm, b * cm, b * co, sm * b, so * b,
             rm * co, ro * cm, 1.0]
