@@ -12,11 +12,11 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from ai.heuristics import Heuristics
 from ai.heuristics import heuristics_for as registered
-from ai.protocol import Decision, Engine
+from ai.protocol import Decision, Engine, Param
 from engine.game import Seat, State
 
 #: the record's fields that hold a function
@@ -43,7 +43,7 @@ class GreedyEngine(Engine):
     id = "greedy"
     description = ("One-ply heuristic written from each rule set's rules (cheapest winning group, shed heavy "
                    "tiles, take the most valuable fish ...); uniformly random for a rule set without one.")
-    params = ()
+    params: ClassVar[tuple[Param, ...]] = ()
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         t0 = time.perf_counter()

@@ -553,7 +553,7 @@ def playout_policy(found: Heuristics | None, name: str) -> tuple[Policy | None, 
         if name == "heuristic":
             return found.playout, "heuristic"
         if name == "greedy":
-            return greedy_policy(found.greedy), "greedy"
+            return found.greedy_playout or greedy_policy(found.greedy), "greedy"
     return None, "random"
 
 

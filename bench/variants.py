@@ -33,6 +33,10 @@ beside the shipped ones.
   exists for playouts only.  The idea: at Kozel the playout policy is what the search's strength follows
   (greedy playouts beat the cheap ones), so its weights are worth tuning by self-play.  Elsewhere it is
   ``ismcts``.
+* ``greedy_kozel`` (parameters ``shut`` and ``scarce``): the ``greedy`` engine at Kozel with other
+  ``ai.heuristics.kozel.TableSense`` weights (the defaults are ``SENSE``'s, with which it is ``greedy``
+  itself; both at 0 it is the shedding greedy engine of before 2026-12-06).  Elsewhere it is ``greedy``.
+  It reproduces the self-play tuning of those weights (docs/ai-history.md, eleventh look).
 * ``pimc`` (parameter ``pimc_worlds``, default 10): perfect-information Monte Carlo, as bridge and Skat
   programs play: ``pimc_worlds`` worlds of the seat's information set (the search's own sampler, so with
   ``inference`` the weighted one), on each the search that sees that world's hands, with the stock's order
@@ -63,8 +67,9 @@ from dataclasses import replace
 from typing import Any, ClassVar, cast
 
 import ai
+from ai.greedy import GreedyEngine
 from ai.heuristics import Heuristics
-from ai.heuristics.kozel import SCORE, greedy_playout
+from ai.heuristics.kozel import SCORE, SENSE, TableSense, greedy_playout, greedy_with
 from ai.ismcts import IsmctsEngine, SearchKit, Worlds, search, search_kit
 from ai.protocol import Decision, Param
 from bench import kozel_value
@@ -175,6 +180,24 @@ class KozelPlayout(IsmctsEngine):
         if state.rules.id == "kozel":
             params = {**params, "playout": "greedy"}
         return super().choose(state, seat, params, rng)
+
+
+class GreedyKozel(GreedyEngine):
+    """``greedy`` with other ``TableSense`` weights at Kozel (module docstring)."""
+
+    id = "greedy_kozel"
+    description = "greedy, at Kozel with other weights for the ends it leaves the next player"
+    params: ClassVar[tuple[Param, ...]] = tuple(
+        Param(name, float, float(getattr(SENSE, name)), f"ai.heuristics.kozel.TableSense.{name}",
+              minimum=-1000.0, maximum=1000.0) for name in TableSense._fields)
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        if state.rules.id != "kozel":
+            return super().choose(state, seat, params, rng)
+        t0 = time.perf_counter()
+        move = greedy_with(state, seat, rng, TableSense(**{name: params[name] for name in TableSense._fields}))
+        return Decision(move, {"iterations": 0, "candidates": [], "policy": "heuristic",
+                               "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
 
 
 class _SearchesPerRoot(IsmctsEngine):
@@ -323,7 +346,7 @@ class KozelValue(IsmctsEngine):
 
 
 #: the variants this bench seats, by id
-VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), Pimc(), PairedTree(), KozelValue())
+VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), Pimc(), PairedTree(), KozelValue())
 
 
 def register() -> None:

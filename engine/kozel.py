@@ -1361,5 +1361,5 @@ def round_replay(world: KozelState) -> Iterator[tuple[KozelState, Seat, Move]]:
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("DOUBLES_BASE", "FIRST", "GreedyScore", "KozelState", "LEFT", "NUM_TILES", "ZERO_ZERO", "pips",
+SEARCH_KIT = ("ALL_TILES", "DOUBLES_BASE", "FIRST", "GreedyScore", "KozelState", "LEFT", "NUM_TILES", "ZERO_ZERO", "pips",
               "rollout_of", "round_replay")

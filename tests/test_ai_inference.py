@@ -69,13 +69,19 @@ def _assert_same_inferred_decisions(states: list[State], params: dict, rng: rand
         assert a.stats["inference"] == {**b.stats["inference"], "elapsed_ms": a.stats["inference"]["elapsed_ms"]}
 
 
-def _kozel_round(seed: int, moves: int, engine_id: str = "greedy") -> State:
-    """A two-player Kozel round ``moves`` moves in (fewer if it ends), every seat playing ``engine_id``."""
+def _kozel_round(seed: int, moves: int, engine_id: str | None = None) -> State:
+    """A two-player Kozel round ``moves`` moves in (fewer if it ends), every seat playing ``engine_id``, or
+    by default the shedding greedy choice that Kozel's inference models (``ai.heuristics.kozel.score_move``;
+    the greedy engine also reads the ends it leaves the next player)."""
+    from ai.heuristics.kozel import shedding_greedy
+
     state = engine.new_game("kozel", players=2, seed=seed)
     for ply in range(moves):
-        if state.to_move is None or state.deals_done:
+        seat = state.to_move
+        if seat is None or state.deals_done:
             break
-        state.apply(ai.decide(engine_id, state, state.to_move, {}, seed=ply).move)
+        state.apply(shedding_greedy(state, seat, random.Random(ply)) if engine_id is None
+                    else ai.decide(engine_id, state, seat, {}, seed=ply).move)
     return state
 
 
@@ -338,9 +344,25 @@ def test_fitting_the_softmax_model_recovers_how_sharply_the_players_follow_the_s
     # bench inference kozel --fit: players who always play greedy's best score are fitted a steep model (a
     # high beta), players who play at random a flat one (beta near zero)
     from ai.arena import Spec
+    from ai.heuristics.kozel import shedding_greedy
     from bench.inference import fit_softmax, scored
 
-    assert fit_softmax(scored("kozel", Spec.parse("greedy"), 10, 1)) >= 1.0
+    # players of the shedding greedy choice, the score the model is built on (the greedy engine also reads
+    # the ends it leaves the next player): every decision of a round's first 30 moves, 10 seeds
+    score = inference.SOFTMAX_MODELS["kozel"].score
+    rows = []
+    for seed in range(1, 11):
+        state = engine.new_game("kozel", players=2, seed=seed)
+        for ply in range(30):
+            seat = state.to_move
+            if seat is None or state.deals_done:
+                break
+            moves = state.legal_moves()
+            move = shedding_greedy(state, seat, random.Random(ply))
+            if len(moves) > 1:
+                rows.append(([score(state, m) for m in moves], moves.index(move)))
+            state.apply(move)
+    assert len(rows) > 50 and fit_softmax(rows) >= 1.0
     assert fit_softmax(scored("kozel", Spec.parse("random"), 10, 1)) <= 0.1
 
 

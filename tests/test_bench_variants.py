@@ -14,6 +14,7 @@ import ai
 import engine
 from bench import kozel_value
 from bench.variants import (
+    GreedyKozel,
     GreedyTiebreak,
     KozelPlayout,
     KozelValue,
@@ -133,6 +134,21 @@ def test_the_kozel_playout_variant_with_the_shipped_weights_is_the_greedy_playou
     # ismcts:playout=greedy node for node; a block bonus (the next seat left without a match) changes the
     # playouts, so the statistics differ
     assert _harness_check(KozelPlayout(), _kozel_positions(8), {}, {"block": 20.0}, {"playout": "greedy"}) > 0
+
+
+def test_the_kozel_greedy_variant_is_greedy_with_the_shipped_weights_and_the_shedding_greedy_without_them():
+    # the variant's harness check: with ai.heuristics.kozel.SENSE's weights (its defaults) it plays as
+    # ``greedy``; with both at 0 as the shedding greedy of before; positions where the two differ exist
+    from ai.heuristics.kozel import greedy, shedding_greedy
+
+    variant = GreedyKozel()
+    differ = 0
+    for state, seat in _kozel_positions(40):
+        moves = [variant.choose(state, seat, variant.validate(p), random.Random(7)).move.id
+                 for p in ({}, {"shut": 0.0, "scarce": 0.0})]
+        assert moves == [greedy(state, seat, random.Random(7)).id, shedding_greedy(state, seat, random.Random(7)).id]
+        differ += moves[0] != moves[1]
+    assert differ > 0
 
 
 def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():

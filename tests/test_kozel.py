@@ -747,6 +747,37 @@ def test_greedy_sheds_a_0_0_that_could_be_left_alone():
     assert greedy(st, 0, random.Random(1)).id == "play:0-0@right"
 
 
+def test_greedy_shuts_out_a_player_who_passed_for_lack_of_the_end_number():
+    # docs/rules/kozel.md, "What each player knows": a pass shows everybody that the player held no tile
+    # matching either end.  Seat 1 passes at 6|6, so he holds no six; every one is seat 0's or on the table.
+    # 6-1 then leaves 6|1 and seat 0 holds every other one: seat 1 can match nothing (shut); 6-5 would shed
+    # more pips but leave 6|5 with five fives seat 1 may hold.
+    from ai.heuristics.kozel import SENSE, greedy, score_move, sensed_score, shedding_greedy
+
+    st = KozelState.from_position([["6-5", "6-1", "1-1", "1-0", "2-1", "3-1", "4-1", "5-1"], ["3-0", "2-0"]],
+                                  line=[("6-6", "first")], to_move=1)
+    assert ids(st) == ["pass"]
+    st.apply(st.legal_moves()[0])
+    by_id = {m.id: m for m in st.legal_moves()}
+    shut, open_ = by_id["play:6-1@right"], by_id["play:6-5@right"]
+    assert sensed_score(st, shut) == score_move(st, shut) + SENSE.shut
+    assert sensed_score(st, open_) == score_move(st, open_) - 5 * SENSE.scarce  # 5-5, 5-4, 5-3, 5-2, 5-0
+    assert score_move(st, open_) > score_move(st, shut)
+    assert shedding_greedy(st, 0, random.Random(1)).id.startswith("play:6-5@")
+    assert greedy(st, 0, random.Random(1)).id.startswith("play:6-1@")
+
+
+def test_greedy_counts_only_the_voids_a_player_showed():
+    # the same table without the pass: nothing says seat 1 lacks sixes, so the four sixes seat 0 cannot see
+    # (6-4, 6-3, 6-2, 6-0) may match the end 6-1 leaves and nobody is shut out
+    from ai.heuristics.kozel import SENSE, score_move, sensed_score
+
+    st = KozelState.from_position([["6-5", "6-1", "1-1", "1-0", "2-1", "3-1", "4-1", "5-1"], ["3-0", "2-0"]],
+                                  line=[("6-6", "first")], to_move=0)
+    shut = next(m for m in st.legal_moves() if m.id == "play:6-1@right")
+    assert sensed_score(st, shut) == score_move(st, shut) - 4 * SENSE.scarce
+
+
 def test_playout_policy_returns_legal_moves_and_prefers_heavy_tiles():
     from ai.heuristics.kozel import playout
 

@@ -13,7 +13,8 @@ from positions import walked
 
 import engine
 from ai.greedy import heuristic
-from ai.heuristics import greedy_policy, play_to_deal_end
+from ai.heuristics import heuristics_for, play_to_deal_end
+from ai.ismcts import playout_policy
 from engine.game import State, below, shuffle
 from engine.kozel import KozelState
 
@@ -90,9 +91,10 @@ GREEDY_CASES = [(rules_id, players, options) for rules_id, players, options in C
 
 
 def _greedy_reference(world: State, rng: random.Random) -> None:
-    greedy = heuristic(world.rules.id, "greedy")
-    assert greedy is not None
-    play_to_deal_end(world, greedy_policy(greedy), rng)
+    # the greedy playout policy (Kozel's sheds weight only: ai.heuristics.kozel.greedy_playout)
+    policy, used = playout_policy(heuristics_for(world.rules.id), "greedy")
+    assert policy is not None and used == "greedy"
+    play_to_deal_end(world, policy, rng)
 
 
 def test_kozel_has_a_greedy_rollout():

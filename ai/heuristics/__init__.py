@@ -65,6 +65,9 @@ class Heuristics:
     #: whether ``rollout`` ever draws from its generator
     rollout_draws: bool = True
     greedy_rollout: Rollout | None = None
+    #: the policy ``ismcts:playout=greedy`` plays (``greedy_rollout`` is its fast path); ``None``: ``greedy``
+    #: for whichever seat is to move
+    greedy_playout: Policy | None = None
     hidden: Hidden | None = None
     #: the fast path of another seat's node with ``hidden`` (only used together with it)
     observe: Observe | None = None

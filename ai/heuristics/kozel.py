@@ -8,18 +8,28 @@ hand when somebody goes out or the game fishes.  ``greedy`` adds what a player w
 * the 0-0 is shed early: it is worth nothing now but 25 if it is the last tile left (or always, with
   ``zero_zero_always_25``);
 * keep numbers that can still be matched: prefer moves after which the own hand still fits an end, so the
-  next turn is a play and not a trip to the bazaar.
+  next turn is a play and not a trip to the bazaar;
+* shut the next player out (``SENSE``): leave ends that few tiles the next player may hold still match, and
+  best none at all.  What the next player may hold is what the mover cannot see: neither on the table nor in
+  his own hand, nor a tile the next player has shown he lacks (a draw or a pass shows he held nothing for
+  either end, ``KozelState.slot_masks``: public).  Each such tile that matches an end after the move costs
+  ``SENSE.scarce``; when there is none, the next player must draw or pass and the move earns ``SENSE.shut``.
 
-Both use only what ``seat`` may know: its own hand and the public line.
+The playout policies (``playout``, and ``greedy_playout`` for ``ismcts:playout=greedy``) shed weight only: a
+playout's fast path (``engine.kozel.rollout_of``) does not keep the voids a playout reveals, so it cannot read
+them as the greedy engine does.  Both use only what ``seat`` may know: its own hand, the public line and
+the voids the other players revealed.
 """
 
 from __future__ import annotations
 
 import random
+from typing import NamedTuple, cast
 
 from ai.heuristics import Heuristics, greedy_policy, register
 from engine.game import Move, State, below
 from engine.kozel import (
+    ALL_TILES,
     DOUBLES_BASE,
     FIRST,
     LEFT,
@@ -90,18 +100,70 @@ def score_move(state: KozelState, move: Move) -> float:
     return score
 
 
+class TableSense(NamedTuple):
+    """The greedy engine's weights for the next player's chances to match an end after a move (module
+    docstring): ``scarce`` is subtracted per tile he may hold that matches an end, ``shut`` added when there
+    is none."""
+
+    shut: float
+    scarce: float
+
+
+#: tuned by greedy self-play in the arena (docs/ai.md, "Tuned by self-play"): with both at 0 the greedy
+#: engine is the shedding one of before 2026-12-06; ``shut`` at 40 outranks every other term but going out
+SENSE = TableSense(shut=40.0, scarce=8.0)
+
+
+def sensed_score(state: KozelState, move: Move, sense: TableSense = SENSE) -> float:
+    """``score_move`` plus what ``move`` leaves the next player (``TableSense``; public facts only)."""
+    score = score_move(state, move)
+    if move.code < 0 or score >= SCORE.out:
+        return score
+    before = state.hands[state.turn]
+    _, left, right = _after(state, move)
+    masks = state.slot_masks(state.next[state.turn])
+    # the tiles the next player may hold: not on the table, not the mover's, not shown lacking (the newest
+    # slot's mask is the one every slot of his shares: masks are nested)
+    may = ALL_TILES & ~(state.table | before | (masks[-1] if masks else 0))
+    left_open = (may & (NUM_TILES[left] | NUM_TILES[right])).bit_count()
+    return score + (sense.shut if not left_open else -sense.scarce * left_open)
+
+
 def greedy(state: State, seat: int, rng: random.Random) -> Move:
-    """The best-looking legal move of ``seat`` by ``score_move``; ties broken by ``rng``."""
+    """The best-looking legal move of ``seat`` by ``sensed_score``; ties broken by ``rng``."""
+    return greedy_with(state, seat, rng, SENSE)
+
+
+def greedy_with(state: State, seat: int, rng: random.Random, sense: TableSense) -> Move:
+    """``greedy`` with other ``TableSense`` weights (both 0: ``shedding_greedy``'s choice)."""
+    moves = _moves_of(state, seat)
+    if len(moves) == 1:
+        return moves[0]
+    ks = cast(KozelState, state)
+    return _best(moves, [sensed_score(ks, m, sense) for m in moves], rng)
+
+
+def shedding_greedy(state: State, seat: int, rng: random.Random) -> Move:
+    """The best-looking legal move of ``seat`` by ``score_move`` alone (its hand and the line; ties broken by
+    ``rng``): the greedy playout's choice, which ``greedy_rollout`` plays on a search's sampled world."""
+    moves = _moves_of(state, seat)
+    if len(moves) == 1:
+        return moves[0]
+    ks = cast(KozelState, state)
+    return _best(moves, [score_move(ks, m) for m in moves], rng)
+
+
+def _moves_of(state: State, seat: int) -> list[Move]:
     if not isinstance(state, KozelState):
         raise TypeError("the Kozel heuristics need a Kozel state")
     if state.to_move != seat:
         raise ValueError(f"it is not seat {seat}'s turn")
-    moves = state.legal_moves()
-    if len(moves) == 1:
-        return moves[0]
-    scored = [(score_move(state, m), m) for m in moves]
-    top = max(s for s, _ in scored)
-    return rng.choice([m for s, m in scored if s == top])
+    return state.legal_moves()
+
+
+def _best(moves: list[Move], scores: list[float], rng: random.Random) -> Move:
+    top = max(scores)
+    return rng.choice([m for s, m in zip(scores, moves, strict=True) if s == top])
 
 
 def playout(state: State, rng: random.Random) -> Move:
@@ -134,8 +196,8 @@ def _pick(moves: list[Move], rng: random.Random) -> Move:
 rollout = rollout_of(playout, shed=_SHED, explore=_EXPLORE)
 
 
-#: ``greedy`` for whichever seat is to move: the playout policy ``ismcts:playout=greedy``
-greedy_playout = greedy_policy(greedy)
+#: ``shedding_greedy`` for whichever seat is to move: the playout policy ``ismcts:playout=greedy``
+greedy_playout = greedy_policy(shedding_greedy)
 
 
 #: ``greedy_rollout(state, rng)``: ``greedy_playout`` to the end of the round in one call, with the same moves
@@ -144,4 +206,4 @@ greedy_rollout = rollout_of(greedy_playout, greedy=SCORE)
 
 
 HEURISTICS = register("kozel", Heuristics(greedy=greedy, playout=playout, rollout=rollout,
-                                          greedy_rollout=greedy_rollout))
+                                          greedy_rollout=greedy_rollout, greedy_playout=greedy_playout))
