@@ -84,8 +84,13 @@ def score_move(state: KozelState, move: Move) -> float:
     """How good ``move`` looks to the player to move (higher is better), by ``SCORE``."""
     if move.code < 0:
         return 0.0
+    return _score_after(state, move, _after(state, move))
+
+
+def _score_after(state: KozelState, move: Move, after: tuple[int, int, int]) -> float:
+    """``score_move`` of a play or the two-doubles move, given ``_after(state, move)``."""
     before = state.hands[state.turn]
-    hand, left, right = _after(state, move)
+    hand, left, right = after
     if not hand:
         return SCORE.out
     score = float(pips(before) - pips(hand))
@@ -114,19 +119,29 @@ class TableSense(NamedTuple):
 SENSE = TableSense(shut=40.0, scarce=8.0)
 
 
-def sensed_score(state: KozelState, move: Move, sense: TableSense = SENSE) -> float:
-    """``score_move`` plus what ``move`` leaves the next player (``TableSense``; public facts only)."""
-    score = score_move(state, move)
-    if move.code < 0 or score >= SCORE.out:
+def sensed_score(state: KozelState, move: Move, sense: TableSense = SENSE, lacked: int | None = None) -> float:
+    """``score_move`` plus what ``move`` leaves the next player (``TableSense``; public facts only).
+    ``lacked`` is ``lacked_by_next(state)``, passed in when several moves of one position are scored."""
+    if move.code < 0:
+        return 0.0
+    after = _after(state, move)
+    score = _score_after(state, move, after)
+    if score >= SCORE.out:
         return score
-    before = state.hands[state.turn]
-    _, left, right = _after(state, move)
-    masks = state.slot_masks(state.next[state.turn])
-    # the tiles the next player may hold: not on the table, not the mover's, not shown lacking (the newest
-    # slot's mask is the one every slot of his shares: masks are nested)
-    may = ALL_TILES & ~(state.table | before | (masks[-1] if masks else 0))
+    if lacked is None:
+        lacked = lacked_by_next(state)
+    _, left, right = after
+    # the tiles the next player may hold: not on the table, not the mover's, not shown lacking
+    may = ALL_TILES & ~(state.table | state.hands[state.turn] | lacked)
     left_open = (may & (NUM_TILES[left] | NUM_TILES[right])).bit_count()
     return score + (sense.shut if not left_open else -sense.scarce * left_open)
+
+
+def lacked_by_next(state: KozelState) -> int:
+    """The tiles the player after the mover has shown he lacks (public): his newest slot's mask, which every
+    slot of his shares, since masks are nested (``KozelState.slot_masks``); 0 if he has shown nothing."""
+    masks = state.slot_masks(state.next[state.turn])
+    return masks[-1] if masks else 0
 
 
 def greedy(state: State, seat: int, rng: random.Random) -> Move:
@@ -140,7 +155,8 @@ def greedy_with(state: State, seat: int, rng: random.Random, sense: TableSense) 
     if len(moves) == 1:
         return moves[0]
     ks = cast(KozelState, state)
-    return _best(moves, [sensed_score(ks, m, sense) for m in moves], rng)
+    lacked = lacked_by_next(ks)
+    return _best(moves, [sensed_score(ks, m, sense, lacked) for m in moves], rng)
 
 
 def shedding_greedy(state: State, seat: int, rng: random.Random) -> Move:
