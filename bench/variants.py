@@ -25,12 +25,13 @@ beside the shipped ones.
   diagnostic of 2026-12-04), so the search is limited by noise that pairing cancels.  Measured
   (docs/ai-history.md, 2026-12-04, sixth look): it loses to plain ``ismcts`` at Kozel at 100 ms, -11.2
   [-19.9, -2.4] over 100 sets, so the tree's lookahead is worth more there than the noise pairing saves.
-* ``ismcts_kozel_playout`` (parameters ``block``, ``fit``, ``stuck``, ``double``, ``doubles``, ``zero_zero``):
-  ``ismcts:playout=greedy`` at Kozel, its greedy playouts scored by other weights
+* ``ismcts_kozel_playout`` (parameters ``block``, ``fit``, ``stuck``, ``double``, ``doubles``, ``zero_zero``,
+  ``shut``, ``scarce``): ``ismcts:playout=greedy`` at Kozel, its greedy playouts scored by other weights
   (``engine.kozel.GreedyScore``; the defaults are ``ai.heuristics.kozel.SCORE``'s, with which it is
   ``ismcts:playout=greedy`` itself).  ``block`` rewards a playout move after which the next seat cannot
   match either end: the playout sees that seat's hand in the sampled world, which a player may not, so it
-  exists for playouts only.  The idea: at Kozel the playout policy is what the search's strength follows
+  exists for playouts only.  ``shut`` and ``scarce`` are the greedy engine's ``TableSense`` terms as the
+  mover sees them, without the voids (``ai.heuristics.kozel.unvoided_greedy``, the playouts' policy then).  The idea: at Kozel the playout policy is what the search's strength follows
   (greedy playouts beat the cheap ones), so its weights are worth tuning by self-play.  Elsewhere it is
   ``ismcts``.
 * ``greedy_kozel`` (parameters ``shut`` and ``scarce``): the ``greedy`` engine at Kozel with other
@@ -68,8 +69,8 @@ from typing import Any, ClassVar, cast
 
 import ai
 from ai.greedy import GreedyEngine
-from ai.heuristics import Heuristics
-from ai.heuristics.kozel import SCORE, SENSE, TableSense, greedy_playout, greedy_with
+from ai.heuristics import Heuristics, Policy, Rollout, greedy_policy
+from ai.heuristics.kozel import SCORE, SENSE, TableSense, greedy_playout, greedy_with, unvoided_greedy
 from ai.ismcts import IsmctsEngine, SearchKit, Worlds, search, search_kit
 from ai.protocol import Decision, Param
 from bench import kozel_value
@@ -150,7 +151,7 @@ class PairedRoot(IsmctsEngine):
 
 
 #: the greedy score's weights that ``ismcts_kozel_playout`` takes as parameters, with their defaults
-_WEIGHTS = ("block", "fit", "stuck", "double", "doubles", "zero_zero")
+_WEIGHTS = ("block", "fit", "stuck", "double", "doubles", "zero_zero", "shut", "scarce")
 
 
 class KozelPlayout(IsmctsEngine):
@@ -164,17 +165,21 @@ class KozelPlayout(IsmctsEngine):
                 minimum=-1000.0, maximum=1000.0) for name in _WEIGHTS))
 
     def __init__(self) -> None:
-        self._rollouts: dict[GreedyScore, Any] = {}
+        self._rollouts: dict[GreedyScore, tuple[Policy, Rollout]] = {}
 
     def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
         found = super().heuristics(state, params)
         if found is None or state.rules.id != "kozel":
             return found
         score = SCORE._replace(**{name: params[name] for name in _WEIGHTS})
-        rollout = self._rollouts.get(score)
-        if rollout is None:
-            rollout = self._rollouts[score] = rollout_of(greedy_playout, greedy=score)
-        return replace(found, greedy_rollout=rollout)
+        found_rollout = self._rollouts.get(score)
+        if found_rollout is None:
+            # with ``shut`` or ``scarce`` the policy (a lead, a state that does not halt) scores as the rollout
+            policy = (greedy_policy(unvoided_greedy(TableSense(shut=score.shut, scarce=score.scarce)))
+                      if score.shut or score.scarce else greedy_playout)
+            found_rollout = self._rollouts[score] = (policy, rollout_of(policy, greedy=score))
+        policy, rollout = found_rollout
+        return replace(found, greedy_playout=policy, greedy_rollout=rollout)
 
     def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
         if state.rules.id == "kozel":

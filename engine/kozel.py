@@ -1070,7 +1070,10 @@ class GreedyScore(NamedTuple):
     left that still matches an end after the move (at most ``fit_cap`` of them), or ``stuck`` when none
     does.  ``block`` is added when the next seat holds no tile that matches an end after the move: it reads
     another seat's hand, so it is for playouts on a search's sampled world only, never for a player
-    (``score_move`` leaves it out)."""
+    (``score_move`` leaves it out).  ``shut`` and ``scarce`` read what the mover sees: of the tiles neither
+    on the table nor in the mover's hand, those that match an end after the move cost ``scarce`` each, and
+    when there is none the move earns ``shut`` (``ai.heuristics.kozel.sensed_score`` with no voids: a
+    rollout does not keep the voids of its draws and passes).  All three are 0 in ``SCORE``."""
 
     out: float
     zero_zero: float
@@ -1081,6 +1084,8 @@ class GreedyScore(NamedTuple):
     fit_cap: int
     stuck: float
     block: float = 0.0
+    shut: float = 0.0
+    scarce: float = 0.0
 
 
 def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, explore: float = 0.0,
@@ -1138,6 +1143,12 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
         fit_scores = tuple(greedy.fit * min(k, greedy.fit_cap) if k else greedy.stuck
                            for k in range(NUM_DOMINOES + 1))
     block = greedy.block if greedy is not None else 0.0
+    # what the mover cannot see and a move leaves matchable: ``scarce`` a tile, ``shut`` when none (indexed by
+    # the count: one lookup a move)
+    sense = greedy is not None and bool(greedy.shut or greedy.scarce)
+    sense_scores: tuple[float, ...] = ()
+    if greedy is not None and sense:
+        sense_scores = (greedy.shut, *(-greedy.scarce * k for k in range(1, NUM_DOMINOES + 1)))
 
     def rollout(state: State, rng: random.Random) -> None:
         st = cast(KozelState, state)
@@ -1211,6 +1222,8 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                 fits_right = NUM_TILES[right]
                 # the next seat's hand, for ``block`` (no tiles: nothing is added)
                 other = hands[nxt[s]] if block else 0
+                # the tiles the mover cannot see, for ``shut`` and ``scarce``
+                unseen = ALL_TILES & ~(table | hand) if sense else 0
                 # a tile at one end: that end shows the tile's other number, the other end is unchanged
                 for plays, end, kept in ((at_left, left, fits_right), (at_right, right, fits_left)):
                     for m in plays:
@@ -1220,6 +1233,8 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                         w = tile_score[t] + fit_scores[(rest & ends).bit_count()] if rest else out_score
                         if other and not other & ends:
                             w += block
+                        if sense and rest:
+                            w += sense_scores[(unseen & ends).bit_count()]
                         if w > high:
                             high = w
                             tops = [m]
@@ -1231,6 +1246,8 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                     w = pair_score[left * 7 + right] + fit_scores[(rest & ends).bit_count()] if rest else out_score
                     if other and not other & ends:
                         w += block
+                    if sense and rest:
+                        w += sense_scores[(unseen & ends).bit_count()]
                     if w > high:
                         tops = [doubles]
                     elif w == high:

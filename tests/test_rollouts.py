@@ -146,3 +146,19 @@ def test_the_search_chance_helpers_draw_as_random_does(n):
         if n:
             assert below(fast, n) == slow.randrange(n)
         assert fast.getstate() == slow.getstate()
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), GREEDY_CASES, ids=_case_ids(GREEDY_CASES))
+def test_kozel_greedy_rollout_with_shut_and_scarce_plays_the_sensing_policy_exactly(rules_id, players, options):
+    """``GreedyScore.shut`` and ``scarce`` in Kozel's greedy rollout score a move as the greedy engine's
+    ``sensed_score`` does with no voids known (docs/rules/kozel.md: a player matches an end or draws), tie
+    draws included, from sampled worlds of every variant."""
+    from ai.heuristics import greedy_policy
+    from ai.heuristics.kozel import SCORE, TableSense, unvoided_greedy
+    from engine.kozel import rollout_of
+
+    sense = TableSense(shut=40.0, scarce=8.0)
+    policy = greedy_policy(unvoided_greedy(sense))
+    rollout = rollout_of(policy, greedy=SCORE._replace(shut=sense.shut, scarce=sense.scarce))
+    _assert_rollout_plays(rules_id, players, options, rollout,
+                          lambda world, rng: play_to_deal_end(world, policy, rng))

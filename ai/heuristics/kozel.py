@@ -24,6 +24,7 @@ the voids the other players revealed.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import NamedTuple, cast
 
 from ai.heuristics import Heuristics, greedy_policy, register
@@ -167,6 +168,20 @@ def shedding_greedy(state: State, seat: int, rng: random.Random) -> Move:
         return moves[0]
     ks = cast(KozelState, state)
     return _best(moves, [score_move(ks, m) for m in moves], rng)
+
+
+def unvoided_greedy(sense: TableSense) -> Callable[[State, int, random.Random], Move]:
+    """A greedy choice by ``sensed_score`` with ``sense`` that knows no voids (``lacked`` 0): the choice
+    Kozel's greedy rollout plays with ``GreedyScore.shut`` and ``scarce``, which keeps no voids."""
+
+    def choose(state: State, seat: int, rng: random.Random) -> Move:
+        moves = _moves_of(state, seat)
+        if len(moves) == 1:
+            return moves[0]
+        ks = cast(KozelState, state)
+        return _best(moves, [sensed_score(ks, m, sense, 0) for m in moves], rng)
+
+    return choose
 
 
 def _moves_of(state: State, seat: int) -> list[Move]:
