@@ -51,13 +51,16 @@ the scaling is applied exactly, with the current bounds, at selection and in the
 The scale adapts to each rule set's payment sizes without a table of bounds; it depends only on the
 search's own random stream, so it keeps the information-set invariance of ``ai.decide``.
 
-Playout policy (``playout``): ``random`` (uniform over legal moves), ``heuristic`` (the default: the rule
-set's cheap ``playout`` of its ``Heuristics``) or ``greedy`` (every seat in the playout plays the greedy
-engine's one-ply heuristic, the record's ``greedy``, from its own hand in the sampled world).
-Informed playouts make 1,000 iterations markedly stronger: with random playouts ISMCTS did not beat the
-greedy engine at Tien Gow in our arena runs, with heuristic or greedy playouts it did, by the same margin;
-the heuristic policy is the cheaper of the two (figures in ``docs/ai.md``).  A rule set without
-heuristics gets random playouts, and ``stats["playout"]`` names the policy used.
+Playout policy (``playout``): ``random`` (uniform over legal moves), ``heuristic`` (the rule set's cheap
+``playout`` of its ``Heuristics``), ``greedy`` (every seat in the playout plays a greedy one-ply choice from
+its own hand in the sampled world: the record's ``greedy_playout``, else the greedy engine's ``greedy``) or
+``default`` (the default: the rule set's ``default_playout``, ``greedy`` at Kozel and ``heuristic``
+elsewhere).  Informed playouts make 1,000 iterations markedly stronger: with random playouts ISMCTS did not
+beat the greedy engine at Tien Gow in our arena runs, with heuristic or greedy playouts it did, by the same
+margin; the heuristic policy is the cheaper of the two there (figures in ``docs/ai.md``).  At Kozel the
+greedy playout reads the ends a move leaves the next player (``ai.heuristics.kozel``) and beats the
+heuristic one at equal time (docs/ai-history.md, twelfth look), so it is Kozel's default.  A rule set
+without heuristics gets random playouts, and ``stats["playout"]`` names the policy used.
 
 Budget: ``iterations`` and ``time_ms``, whichever ends first; at least one iteration always runs.
 
@@ -547,9 +550,12 @@ def root_statistics(tree: Tree, moves: list[Move], lo: float, hi: float,
 
 
 def playout_policy(found: Heuristics | None, name: str) -> tuple[Policy | None, str]:
-    """The playout policy called ``name`` from a rule set's heuristics, and the name of the one actually
-    used (``None``/``"random"`` where the rule set has no heuristics)."""
+    """The playout policy called ``name`` from a rule set's heuristics (``"default"``: the one the rule set
+    names, ``Heuristics.default_playout``), and the name of the one actually used (``None``/``"random"``
+    where the rule set has no heuristics)."""
     if found is not None:
+        if name == "default":
+            name = found.default_playout
         if name == "heuristic":
             return found.playout, "heuristic"
         if name == "greedy":
@@ -594,10 +600,11 @@ class IsmctsEngine(Engine):
         Param("root", str, "ucb", "how the root's moves share the iterations: 'ucb' (as every node of the tree; "
               "the most visited is played) or 'uniform' (in turn, least visited first; the best mean is played)",
               choices=("ucb", "uniform")),
-        Param("playout", str, "heuristic", "playout policy: 'random' (uniform), 'heuristic' (the rule set's cheap "
-              "playout policy, ai.heuristics.<rules>.playout) or 'greedy' (every seat plays the greedy engine's "
-              "one-ply heuristic: slower per iteration, much better informed); random where a rule set has "
-              "no heuristics", choices=("random", "heuristic", "greedy")),
+        Param("playout", str, "default", "playout policy: 'random' (uniform), 'heuristic' (the rule set's cheap "
+              "playout policy, ai.heuristics.<rules>.playout), 'greedy' (every seat plays a greedy one-ply "
+              "choice: Kozel's reads the ends a move leaves the next player, as its greedy engine does) or "
+              "'default' (the rule set's measured best: greedy at Kozel, heuristic elsewhere); random where a "
+              "rule set has no heuristics", choices=("default", "random", "heuristic", "greedy")),
         Param("inference", bool, False, "weight the sampled worlds by how likely each makes the other seats' "
               "moves in this deal under an opponent model (ai.inference; rule sets with a replay only: "
               "tiengow, kozel); its cost is paid inside time_ms"),

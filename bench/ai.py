@@ -7,7 +7,7 @@ count) where the seat to move has a real choice: forced moves are played first, 
 not search when there is one legal move.  Each measurement is one time-limited search through
 ``ai.decide`` (so it includes the determinization ``decide`` makes), reporting the iterations it managed.
 The targets: 3,000 iterations per second at the Tien Gow opening with random playouts, and
-12,000 with the default (heuristic) playout.
+12,000 with the heuristic playout (the default there; Kozel's default is the greedy one).
 
 Garbage collection: the bench settles the collector as a worker does
 (``ai.ismcts.settle_gc``; ``--gc default`` leaves Python's settings) and times every collection during

@@ -27,8 +27,8 @@ beside the shipped ones.
   [-19.9, -2.4] over 100 sets, so the tree's lookahead is worth more there than the noise pairing saves.
 * ``ismcts_kozel_playout`` (parameters ``block``, ``fit``, ``stuck``, ``double``, ``doubles``, ``zero_zero``,
   ``shut``, ``scarce``): ``ismcts:playout=greedy`` at Kozel, its greedy playouts scored by other weights
-  (``engine.kozel.GreedyScore``; the defaults are ``ai.heuristics.kozel.SCORE``'s, with which it is
-  ``ismcts:playout=greedy`` itself).  ``block`` rewards a playout move after which the next seat cannot
+  (``engine.kozel.GreedyScore``; the defaults are ``ai.heuristics.kozel.PLAYOUT_SCORE``'s, with which it is
+  ``ismcts:playout=greedy`` itself; ``shut=0,scarce=0`` is the greedy playout of before 2026-12-06).  ``block`` rewards a playout move after which the next seat cannot
   match either end: the playout sees that seat's hand in the sampled world, which a player may not, so it
   exists for playouts only.  ``shut`` and ``scarce`` are the greedy engine's ``TableSense`` terms as the
   mover sees them, without the voids (``ai.heuristics.kozel.unvoided_greedy``, the playouts' policy then).  The idea: at Kozel the playout policy is what the search's strength follows
@@ -75,7 +75,14 @@ from typing import Any, ClassVar, cast
 import ai
 from ai.greedy import GreedyEngine
 from ai.heuristics import Heuristics, Policy, Rollout, greedy_policy
-from ai.heuristics.kozel import SCORE, SENSE, TableSense, greedy_playout, greedy_with, unvoided_greedy
+from ai.heuristics.kozel import (
+    PLAYOUT_SCORE,
+    SENSE,
+    TableSense,
+    greedy_with,
+    shedding_greedy,
+    unvoided_greedy,
+)
 from ai.ismcts import IsmctsEngine, SearchKit, Worlds, search, search_kit
 from ai.protocol import Decision, Param
 from bench import kozel_value
@@ -166,7 +173,7 @@ class KozelPlayout(IsmctsEngine):
     description = "ismcts with greedy playouts at Kozel, scored by the given weights (block: the next seat is stuck)"
     params: ClassVar[tuple[Param, ...]] = (
         *IsmctsEngine.params,
-        *(Param(name, float, float(getattr(SCORE, name)), f"engine.kozel.GreedyScore.{name} in the playouts",
+        *(Param(name, float, float(getattr(PLAYOUT_SCORE, name)), f"engine.kozel.GreedyScore.{name} in the playouts",
                 minimum=-1000.0, maximum=1000.0) for name in _WEIGHTS))
 
     def __init__(self) -> None:
@@ -176,12 +183,12 @@ class KozelPlayout(IsmctsEngine):
         found = super().heuristics(state, params)
         if found is None or state.rules.id != "kozel":
             return found
-        score = SCORE._replace(**{name: params[name] for name in _WEIGHTS})
+        score = PLAYOUT_SCORE._replace(**{name: params[name] for name in _WEIGHTS})
         found_rollout = self._rollouts.get(score)
         if found_rollout is None:
             # with ``shut`` or ``scarce`` the policy (a lead, a state that does not halt) scores as the rollout
             policy = (greedy_policy(unvoided_greedy(TableSense(shut=score.shut, scarce=score.scarce)))
-                      if score.shut or score.scarce else greedy_playout)
+                      if score.shut or score.scarce else greedy_policy(shedding_greedy))
             found_rollout = self._rollouts[score] = (policy, rollout_of(policy, greedy=score))
         policy, rollout = found_rollout
         return replace(found, greedy_playout=policy, greedy_rollout=rollout)
@@ -366,7 +373,8 @@ class KozelValue(IsmctsEngine):
             else:
                 playout_rollout(st, rng)
 
-        return replace(found, rollout=leaf)
+        # the value stands in for the cheap playout it was fitted to, which is this variant's default playout
+        return replace(found, rollout=leaf, default_playout="heuristic")
 
 
 #: the variants this bench seats, by id

@@ -89,7 +89,8 @@ def test_ismcts_declares_its_parameters_with_bounds_and_choices():
     assert params["iterations"]["type"] == "integer" and params["iterations"]["minimum"] == 1
     assert params["time_ms"]["type"] == "integer" and "maximum" in params["time_ms"]
     assert params["uct_c"]["type"] == "number"
-    assert params["playout"]["enum"] == ["random", "heuristic", "greedy"]
+    assert params["playout"]["enum"] == ["default", "random", "heuristic", "greedy"]
+    assert params["playout"]["default"] == "default"
     assert params["inference"]["type"] == "boolean"
     assert params["opponents"]["enum"] == ["tree", "greedy"] and params["opponents"]["default"] == "tree"
     assert params["inference_model"]["enum"] == ["greedy", "search", "softmax"] and params["inference_model"]["default"] == "greedy"
@@ -530,11 +531,25 @@ def test_greedy_without_heuristics_plays_randomly_and_says_so(monkeypatch, some_
     assert d.stats["policy"] == "random" and "no greedy heuristic" in d.stats["note"]
 
 
+@pytest.mark.parametrize("rules_id", RULE_IDS)
+def test_ismcts_default_playout_is_the_rule_sets_own(rules_id):
+    """``ismcts:playout=default`` (the default) plays the rule set's ``Heuristics.default_playout``: the greedy
+    playout at Kozel, which beats the heuristic one there at equal time (docs/ai-history.md, twelfth look),
+    the heuristic playout elsewhere; the same decision as naming that playout."""
+    state = midgame_states(rules_id, engine.RULES[rules_id].default_players, 1, seed=7)[0]
+    budget = {"iterations": 60, "time_ms": 600_000}
+    by_default = ai.decide("ismcts", state, state.to_move, budget, seed=5)
+    expected = "greedy" if rules_id == "kozel" else "heuristic"
+    assert by_default.stats["playout"] == expected
+    named = ai.decide("ismcts", state, state.to_move, {**budget, "playout": expected}, seed=5)
+    assert by_default.stats["candidates"] == named.stats["candidates"]
+
+
 def test_ismcts_playouts_fall_back_to_random_without_heuristics(monkeypatch, some_state):
     import ai.greedy
 
     monkeypatch.setattr(ai.greedy, "heuristics_for", lambda rules_id: None)
-    for playout in ("heuristic", "greedy"):
+    for playout in ("default", "heuristic", "greedy"):
         d = ai.decide("ismcts", some_state, some_state.to_move,
                       {"iterations": 20, "time_ms": 600_000, "playout": playout}, seed=2)
         assert d.stats["playout"] == "random"

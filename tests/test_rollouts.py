@@ -91,7 +91,8 @@ GREEDY_CASES = [(rules_id, players, options) for rules_id, players, options in C
 
 
 def _greedy_reference(world: State, rng: random.Random) -> None:
-    # the greedy playout policy (Kozel's sheds weight only: ai.heuristics.kozel.greedy_playout)
+    # the greedy playout policy (Kozel's is the greedy engine's choice without voids:
+    # ai.heuristics.kozel.greedy_playout)
     policy, used = playout_policy(heuristics_for(world.rules.id), "greedy")
     assert policy is not None and used == "greedy"
     play_to_deal_end(world, policy, rng)
@@ -105,8 +106,9 @@ def test_kozel_has_a_greedy_rollout():
 
 @pytest.mark.parametrize(("rules_id", "players", "options"), GREEDY_CASES, ids=_case_ids(GREEDY_CASES))
 def test_greedy_rollout_plays_the_greedy_policy_exactly(rules_id, players, options):
-    """The greedy rollout plays the greedy engine's one-ply choice (``ai.heuristics.<rules>.greedy``) for
-    every seat, with its tie draws, to the end of the deal, exactly as the policy move by move."""
+    """The greedy rollout plays the greedy playout's one-ply choice for every seat, with its tie draws, to the
+    end of the deal, exactly as the policy move by move (Kozel's scores what a move leaves the next player,
+    ``engine.kozel.GreedyScore.shut`` and ``scarce``, as ``ai.heuristics.kozel.unvoided_greedy`` does)."""
     _assert_rollout_plays(rules_id, players, options, heuristic(rules_id, "greedy_rollout"), _greedy_reference)
 
 
@@ -147,18 +149,3 @@ def test_the_search_chance_helpers_draw_as_random_does(n):
             assert below(fast, n) == slow.randrange(n)
         assert fast.getstate() == slow.getstate()
 
-
-@pytest.mark.parametrize(("rules_id", "players", "options"), GREEDY_CASES, ids=_case_ids(GREEDY_CASES))
-def test_kozel_greedy_rollout_with_shut_and_scarce_plays_the_sensing_policy_exactly(rules_id, players, options):
-    """``GreedyScore.shut`` and ``scarce`` in Kozel's greedy rollout score a move as the greedy engine's
-    ``sensed_score`` does with no voids known (docs/rules/kozel.md: a player matches an end or draws), tie
-    draws included, from sampled worlds of every variant."""
-    from ai.heuristics import greedy_policy
-    from ai.heuristics.kozel import SCORE, TableSense, unvoided_greedy
-    from engine.kozel import rollout_of
-
-    sense = TableSense(shut=40.0, scarce=8.0)
-    policy = greedy_policy(unvoided_greedy(sense))
-    rollout = rollout_of(policy, greedy=SCORE._replace(shut=sense.shut, scarce=sense.scarce))
-    _assert_rollout_plays(rules_id, players, options, rollout,
-                          lambda world, rng: play_to_deal_end(world, policy, rng))

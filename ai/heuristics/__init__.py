@@ -9,7 +9,9 @@ and, where the rule set has them, the search's fast paths and models:
   draws (built from the engine's search kit); ``rollout_draws=False`` says it never draws from its
   generator (the paired root then seeds no generator per playout);
 * ``greedy_rollout(state, rng)``: the same fast path for the greedy playout (every seat plays ``greedy``,
-  ``ismcts:playout=greedy``);
+  or the record's ``greedy_playout``: ``ismcts:playout=greedy``);
+* ``default_playout``: the playout ``ismcts`` plays when none is named (``ismcts:playout=default``):
+  ``"heuristic"`` unless the rule set's greedy playout was measured stronger at equal time;
 * ``hidden(state, moves, rng)``: which of several moves that look the same to the searching seat another
   seat plays, and ``observe(state)``, for a node where another seat is to move: the distinct observation
   keys of its legal moves in legal order and the move played for each, as the search's general path
@@ -68,6 +70,8 @@ class Heuristics:
     #: the policy ``ismcts:playout=greedy`` plays (``greedy_rollout`` is its fast path); ``None``: ``greedy``
     #: for whichever seat is to move
     greedy_playout: Policy | None = None
+    #: the playout ``ismcts:playout=default`` plays: ``"heuristic"`` or ``"greedy"``
+    default_playout: str = "heuristic"
     hidden: Hidden | None = None
     #: the fast path of another seat's node with ``hidden`` (only used together with it)
     observe: Observe | None = None

@@ -15,10 +15,11 @@ hand when somebody goes out or the game fishes.  ``greedy`` adds what a player w
   either end, ``KozelState.slot_masks``: public).  Each such tile that matches an end after the move costs
   ``SENSE.scarce``; when there is none, the next player must draw or pass and the move earns ``SENSE.shut``.
 
-The playout policies (``playout``, and ``greedy_playout`` for ``ismcts:playout=greedy``) shed weight only: a
-playout's fast path (``engine.kozel.rollout_of``) does not keep the voids a playout reveals, so it cannot read
-them as the greedy engine does.  Both use only what ``seat`` may know: its own hand, the public line and
-the voids the other players revealed.
+The playout policies: ``playout`` (``ismcts:playout=heuristic``) sheds the heaviest tile, with some random
+moves; ``greedy_playout`` (``ismcts:playout=greedy``, Kozel's default playout) is the greedy engine's choice
+without the voids (``unvoided_greedy``): a playout's fast path (``engine.kozel.rollout_of``, with
+``PLAYOUT_SCORE``) does not keep the voids a playout reveals, so it counts every tile that the mover cannot
+see.  Both use only what the mover may know in the sampled world: its own hand and the public line.
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ def greedy_with(state: State, seat: int, rng: random.Random, sense: TableSense) 
 
 def shedding_greedy(state: State, seat: int, rng: random.Random) -> Move:
     """The best-looking legal move of ``seat`` by ``score_move`` alone (its hand and the line; ties broken by
-    ``rng``): the greedy playout's choice, which ``greedy_rollout`` plays on a search's sampled world."""
+    ``rng``): the greedy engine and the greedy playout of before 2026-12-06, and the choice the inference's
+    opponent model (``ai.inference``) scores."""
     moves = _moves_of(state, seat)
     if len(moves) == 1:
         return moves[0]
@@ -227,14 +229,19 @@ def _pick(moves: list[Move], rng: random.Random) -> Move:
 rollout = rollout_of(playout, shed=_SHED, explore=_EXPLORE)
 
 
-#: ``shedding_greedy`` for whichever seat is to move: the playout policy ``ismcts:playout=greedy``
-greedy_playout = greedy_policy(shedding_greedy)
+#: ``unvoided_greedy(SENSE)`` for whichever seat is to move: the playout policy ``ismcts:playout=greedy``,
+#: Kozel's default playout (``Heuristics.default_playout``)
+greedy_playout = greedy_policy(unvoided_greedy(SENSE))
 
+#: the greedy rollout's weights: ``SCORE`` with ``SENSE``'s terms read without voids
+PLAYOUT_SCORE = SCORE._replace(shut=SENSE.shut, scarce=SENSE.scarce)
 
 #: ``greedy_rollout(state, rng)``: ``greedy_playout`` to the end of the round in one call, with the same moves
-#: and draws (``engine.kozel.rollout_of`` with ``SCORE``; compared with the policy in ``tests/test_rollouts.py``)
-greedy_rollout = rollout_of(greedy_playout, greedy=SCORE)
+#: and draws (``engine.kozel.rollout_of`` with ``PLAYOUT_SCORE``; compared with the policy in
+#: ``tests/test_rollouts.py``)
+greedy_rollout = rollout_of(greedy_playout, greedy=PLAYOUT_SCORE)
 
 
 HEURISTICS = register("kozel", Heuristics(greedy=greedy, playout=playout, rollout=rollout,
-                                          greedy_rollout=greedy_rollout, greedy_playout=greedy_playout))
+                                          greedy_rollout=greedy_rollout, greedy_playout=greedy_playout,
+                                          default_playout="greedy"))
