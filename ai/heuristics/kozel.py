@@ -234,7 +234,8 @@ rollout = rollout_of(playout, shed=_SHED, explore=_EXPLORE)
 greedy_playout = greedy_policy(unvoided_greedy(SENSE))
 
 #: the greedy rollout's weights: ``SCORE`` with ``SENSE``'s terms read without voids
-PLAYOUT_SCORE = SCORE._replace(shut=SENSE.shut, scarce=SENSE.scarce)
+PLAYOUT_SCORE = GreedyScore(SCORE.out, SCORE.zero_zero, SCORE.zero_zero_always, SCORE.doubles, SCORE.double,
+                            SCORE.fit, SCORE.fit_cap, SCORE.stuck, shut=SENSE.shut, scarce=SENSE.scarce)
 
 #: ``greedy_rollout(state, rng)``: ``greedy_playout`` to the end of the round in one call, with the same moves
 #: and draws (``engine.kozel.rollout_of`` with ``PLAYOUT_SCORE``; compared with the policy in
