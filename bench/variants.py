@@ -38,11 +38,6 @@ beside the shipped ones.
   ``ai.heuristics.kozel.TableSense`` weights (the defaults are ``SENSE``'s, with which it is ``greedy``
   itself; both at 0 it is the shedding greedy engine of before 2026-12-06).  Elsewhere it is ``greedy``.
   It reproduces the self-play tuning of those weights (docs/ai-history.md, eleventh look).
-* ``ismcts_kozel_model``: ``ismcts`` whose opponent model in the tree (``opponents=greedy``) is the greedy
-  engine's own choice (``Heuristics.greedy``) rather than the greedy playout's.  They differ at Kozel only:
-  the greedy engine there reads the ends a move leaves the next player (``ai.heuristics.kozel.SENSE``) and
-  is +60 points a match stronger than the shedding choice, with which ``opponents=greedy`` lost at 100 ms
-  (docs/ai-history.md, eighth look).  The idea: a model of the other seat worth modelling with.
 * ``pimc`` (parameter ``pimc_worlds``, default 10): perfect-information Monte Carlo, as bridge and Skat
   programs play: ``pimc_worlds`` worlds of the seat's information set (the search's own sampler, so with
   ``inference`` the weighted one), on each the search that sees that world's hands, with the stock's order
@@ -217,20 +212,6 @@ class GreedyKozel(GreedyEngine):
                                "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
 
 
-class KozelModel(IsmctsEngine):
-    """``ismcts`` whose opponent model in the tree (``opponents=greedy``) is the greedy engine's own choice
-    (module docstring)."""
-
-    id = "ismcts_kozel_model"
-    description = "ismcts, with opponents=greedy the other seats play the greedy engine's choice in the tree"
-
-    @staticmethod
-    def _model(heuristics: Heuristics | None, params: dict[str, Any]) -> Policy | None:
-        if params["opponents"] != "greedy" or heuristics is None:
-            return None
-        return greedy_policy(heuristics.greedy)
-
-
 class _SearchesPerRoot(IsmctsEngine):
     """A variant that runs several ``search`` calls for one decision."""
 
@@ -378,8 +359,8 @@ class KozelValue(IsmctsEngine):
 
 
 #: the variants this bench seats, by id
-VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), KozelModel(), Pimc(),
-            PairedTree(), KozelValue())
+VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), Pimc(), PairedTree(),
+            KozelValue())
 
 
 def register() -> None:
