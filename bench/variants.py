@@ -75,7 +75,6 @@ from ai.heuristics.kozel import (
     SENSE,
     TableSense,
     greedy_with,
-    shedding_greedy,
     unvoided_greedy,
 )
 from ai.ismcts import IsmctsEngine, SearchKit, Worlds, search, search_kit
@@ -181,9 +180,8 @@ class KozelPlayout(IsmctsEngine):
         score = PLAYOUT_SCORE._replace(**{name: params[name] for name in _WEIGHTS})
         found_rollout = self._rollouts.get(score)
         if found_rollout is None:
-            # with ``shut`` or ``scarce`` the policy (a lead, a state that does not halt) scores as the rollout
-            policy = (greedy_policy(unvoided_greedy(TableSense(shut=score.shut, scarce=score.scarce)))
-                      if score.shut or score.scarce else greedy_policy(shedding_greedy))
+            # the policy (a lead, a state that does not halt) scores as the rollout does
+            policy = greedy_policy(unvoided_greedy(TableSense(shut=score.shut, scarce=score.scarce)))
             found_rollout = self._rollouts[score] = (policy, rollout_of(policy, greedy=score))
         policy, rollout = found_rollout
         return replace(found, greedy_playout=policy, greedy_rollout=rollout)

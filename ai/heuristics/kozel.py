@@ -151,13 +151,14 @@ def greedy(state: State, seat: int, rng: random.Random) -> Move:
     return greedy_with(state, seat, rng, SENSE)
 
 
-def greedy_with(state: State, seat: int, rng: random.Random, sense: TableSense) -> Move:
-    """``greedy`` with other ``TableSense`` weights (both 0: ``shedding_greedy``'s choice)."""
+def greedy_with(state: State, seat: int, rng: random.Random, sense: TableSense, voids: bool = True) -> Move:
+    """``greedy`` with other ``TableSense`` weights (both 0: ``shedding_greedy``'s choice); with ``voids``
+    false it knows none of the next player's voids (``unvoided_greedy``)."""
     moves = _moves_of(state, seat)
     if len(moves) == 1:
         return moves[0]
     ks = cast(KozelState, state)
-    lacked = lacked_by_next(ks)
+    lacked = lacked_by_next(ks) if voids else 0
     return _best(moves, [sensed_score(ks, m, sense, lacked) for m in moves], rng)
 
 
@@ -173,15 +174,11 @@ def shedding_greedy(state: State, seat: int, rng: random.Random) -> Move:
 
 
 def unvoided_greedy(sense: TableSense) -> Callable[[State, int, random.Random], Move]:
-    """A greedy choice by ``sensed_score`` with ``sense`` that knows no voids (``lacked`` 0): the choice
-    Kozel's greedy rollout plays with ``GreedyScore.shut`` and ``scarce``, which keeps no voids."""
+    """``greedy_with`` ``sense`` that knows no voids: the choice Kozel's greedy rollout plays with
+    ``GreedyScore.shut`` and ``scarce``, which keeps no voids (with both 0: ``shedding_greedy``'s)."""
 
     def choose(state: State, seat: int, rng: random.Random) -> Move:
-        moves = _moves_of(state, seat)
-        if len(moves) == 1:
-            return moves[0]
-        ks = cast(KozelState, state)
-        return _best(moves, [sensed_score(ks, m, sense, 0) for m in moves], rng)
+        return greedy_with(state, seat, rng, sense, voids=False)
 
     return choose
 
