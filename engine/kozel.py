@@ -229,6 +229,18 @@ def _placements(end: int) -> tuple[dict[Mask, list[Move]], ...]:
 
 LEFT_PLAYS = _placements(LEFT)
 RIGHT_PLAYS = _placements(RIGHT)
+
+
+def _scored(plays: tuple[dict[Mask, list[Move]], ...]) -> tuple[dict[Mask, tuple[tuple[Move, Tile, Mask, Mask], ...]], ...]:
+    # The same tables, each play as ``(move, tile, the tile's bit, the tiles that match the number it leaves
+    # showing at its end)``: what a rollout's greedy choice reads of a play (``rollout_of``)
+    return tuple({sub: tuple((m, m.code >> 2, 1 << (m.code >> 2), NUM_TILES[D_OTHER[m.code >> 2][n]]) for m in moves)
+                  for sub, moves in table.items()}
+                 for n, table in enumerate(plays))
+
+
+LEFT_SCORED = _scored(LEFT_PLAYS)
+RIGHT_SCORED = _scored(RIGHT_PLAYS)
 _NEXT = {n: tuple((s + 1) % n for s in range(n)) for n in (2, 3, 4)}
 
 
@@ -1216,8 +1228,10 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                 code = (at_left or at_right)[0].code
             elif scored:
                 # the greedy choice: each move's score, the best in legal order, ties drawn as rng.choice
+                # (``below`` spelled out: one draw of a bit when there is no tie)
                 high = -inf
-                tops: list[Move] = []
+                chosen = PASS  # every move scores above -inf: replaced by the first
+                ties: list[Move] | None = None
                 fits_left = NUM_TILES[left]
                 fits_right = NUM_TILES[right]
                 # the next seat's hand, for ``block`` (no tiles: nothing is added)
@@ -1225,11 +1239,10 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                 # the tiles the mover cannot see, for ``shut`` and ``scarce``
                 unseen = ALL_TILES & ~(table | hand) if sense else 0
                 # a tile at one end: that end shows the tile's other number, the other end is unchanged
-                for plays, end, kept in ((at_left, left, fits_right), (at_right, right, fits_left)):
-                    for m in plays:
-                        t = m.code >> 2
-                        rest = hand ^ 1 << t
-                        ends = NUM_TILES[D_OTHER[t][end]] | kept
+                for plays, kept in ((LEFT_SCORED[left][a], fits_right), (RIGHT_SCORED[right][b], fits_left)):
+                    for m, t, bit, shown in plays:
+                        rest = hand ^ bit
+                        ends = shown | kept
                         w = tile_score[t] + fit_scores[(rest & ends).bit_count()] if rest else out_score
                         if other and not other & ends:
                             w += block
@@ -1237,9 +1250,13 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                             w += sense_scores[(unseen & ends).bit_count()]
                         if w > high:
                             high = w
-                            tops = [m]
+                            chosen = m
+                            ties = None
                         elif w == high:
-                            tops.append(m)
+                            if ties is None:
+                                ties = [chosen, m]
+                            else:
+                                ties.append(m)
                 if doubles is not None:
                     rest = hand ^ pair
                     ends = fits_left | fits_right
@@ -1249,10 +1266,24 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                     if sense and rest:
                         w += sense_scores[(unseen & ends).bit_count()]
                     if w > high:
-                        tops = [doubles]
+                        chosen = doubles
+                        ties = None
                     elif w == high:
-                        tops.append(doubles)
-                code = tops[below(rng, len(tops))].code
+                        if ties is None:
+                            ties = [chosen, doubles]
+                        else:
+                            ties.append(doubles)
+                if ties is None:
+                    while getrandbits(1):
+                        pass
+                    code = chosen.code
+                else:
+                    k = len(ties)
+                    bits = k.bit_length()
+                    r = getrandbits(bits)
+                    while r >= k:
+                        r = getrandbits(bits)
+                    code = ties[r].code
             elif random_() < explore:
                 moves = at_left + at_right
                 if doubles is not None:
