@@ -232,13 +232,15 @@ RIGHT_PLAYS = _placements(RIGHT)
 
 
 def _scored(plays: tuple[dict[Mask, list[Move]], ...]) -> tuple[dict[Mask, tuple[tuple[Move, Tile, Mask, Mask], ...]], ...]:
-    # The same tables, each play as ``(move, tile, the tile's bit, the tiles that match the number it leaves
-    # showing at its end)``: what a rollout's greedy choice reads of a play (``rollout_of``)
+    """The same tables, each play as ``(move, tile, the tile's bit, the tiles that match the number it leaves
+    showing at its end)``: what a rollout's greedy choice reads of a play (``rollout_of``)."""
     return tuple({sub: tuple((m, m.code >> 2, 1 << (m.code >> 2), NUM_TILES[D_OTHER[m.code >> 2][n]]) for m in moves)
                   for sub, moves in table.items()}
                  for n, table in enumerate(plays))
 
 
+#: ``LEFT_PLAYS`` / ``RIGHT_PLAYS`` as the greedy rollout reads them (``_scored``): built once, shared by every
+#: ``rollout_of``
 LEFT_SCORED = _scored(LEFT_PLAYS)
 RIGHT_SCORED = _scored(RIGHT_PLAYS)
 _NEXT = {n: tuple((s + 1) % n for s in range(n)) for n in (2, 3, 4)}
