@@ -1230,7 +1230,7 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                 code = (at_left or at_right)[0].code
             elif scored:
                 # the greedy choice: each move's score, the best in legal order, ties drawn as rng.choice
-                # (``below`` spelled out: one draw of a bit when there is no tie)
+                # (``below(rng, 1)`` spelled out when there is no tie: no list to build)
                 high = -inf
                 chosen = PASS  # every move scores above -inf: replaced by the first
                 ties: list[Move] | None = None
@@ -1280,12 +1280,7 @@ def rollout_of(playout: Policy, *, shed: Mapping[int, float] | None = None, expl
                         pass
                     code = chosen.code
                 else:
-                    k = len(ties)
-                    bits = k.bit_length()
-                    r = getrandbits(bits)
-                    while r >= k:
-                        r = getrandbits(bits)
-                    code = ties[r].code
+                    code = ties[below(rng, len(ties))].code
             elif random_() < explore:
                 moves = at_left + at_right
                 if doubles is not None:
