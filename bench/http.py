@@ -13,6 +13,12 @@
    (from queueing the first job to the merged result) and their ratio.  Beside it, the machine's own
    two-process speed-up on a pure-Python loop, measured just before and after: the ratio cannot exceed
    it, and on a shared machine it is often far below 2.
+4. Suggestion latency at the default strength: an ``ismcts`` suggestion with the engine's default
+   parameters (what the default ``standard`` preset asks for) at the opening of every rule set (its first
+   real choice, forced moves played, as ``tilehouse bench ai`` takes it), one worker process; queue ->
+   result, p50 and p90 per rule set.  ``--latency-variant NAME=JSON`` adds other parameters measured in
+   the same run, interleaved suggestion by suggestion with the defaults (e.g. the search of before:
+   ``before={"playout": "heuristic", "iterations": 1000}``), so that the machine's load falls on both.
 
 The client runs on the same machine as the server (2 shared cores here), so absolute figures are low and
 noisy; the ratios to the trivial endpoint are the meaningful numbers.  Request logging is at WARNING so the
@@ -343,6 +349,60 @@ def job_overhead(port: int, rconn: redis.Redis, n: int) -> dict[str, float]:
             "p90_ms": round(_percentile(queue_to_result, 0.9) * 1000, 2)}
 
 
+def _opening(conn: http.client.HTTPConnection, rules_id: str, seed: int) -> tuple[str, str]:
+    """A game of humans at ``rules_id``'s default player count, its forced moves played over HTTP: the game's
+    id and the token of the seat to move at its first real choice (``bench.ai.opening``'s position)."""
+    n = engine.RULES[rules_id].default_players
+    status, created = _request(conn, "POST", "/v1/games", {"rules": rules_id, "seed": seed, "public_seed": True,
+                                                           "seats": [{"kind": "human"}] * n})
+    assert status == 201, created
+    gid = created["game"]["id"]
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    state = engine.new_game(rules_id, players=n, seed=seed)
+    version = 0
+    while not state.finished and len(state.legal_moves()) == 1:
+        move = state.legal_moves()[0]
+        seat = state.to_move
+        assert seat is not None
+        _check(_request(conn, "POST", f"/v1/games/{gid}/moves", {"move": move.id, "version": version},
+                        tokens[seat]), 200)
+        state.play(move)
+        version += 1
+    assert state.to_move is not None, f"{rules_id}: the match ended on forced moves"
+    return gid, tokens[state.to_move]
+
+
+def default_latency(port: int, rconn: redis.Redis, rules: list[str], positions: int, repeats: int,
+                    variants: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per rule set and parameter set (``default``: none, the engine's own), the queue -> result time of
+    ``ismcts`` suggestions at the openings of seeds 1..``positions``, ``repeats`` each, the parameter sets
+    interleaved suggestion by suggestion."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    sets = {"default": {}, **variants}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for rules_id in rules:
+        games = [_opening(conn, rules_id, seed) for seed in range(1, positions + 1)]
+        times: dict[str, list[float]] = {name: [] for name in sets}
+        iterations: dict[str, list[int]] = {name: [] for name in sets}
+        for _ in range(repeats):
+            for gid, token in games:
+                for name, params in sets.items():
+                    body: dict[str, Any] = {"engine": "ismcts", **({"params": params} if params else {})}
+                    status, job = _request(conn, "POST", f"/v1/games/{gid}/suggestions", body, token)
+                    assert status == 202, job
+                    done = _wait_job(rconn, job["id"], poll=0.002)
+                    assert done.enqueued_at is not None and done.ended_at is not None
+                    times[name].append((done.ended_at - done.enqueued_at).total_seconds())
+                    result = done.return_value()
+                    assert isinstance(result, dict)
+                    iterations[name].append(int(result["stats"]["iterations"]))
+        out[rules_id] = {name: {"suggestions": len(ts), "p50_ms": round(statistics.median(ts) * 1000, 1),
+                                "p90_ms": round(_percentile(ts, 0.9) * 1000, 1),
+                                "iterations": round(statistics.median(iterations[name]))}
+                         for name, ts in times.items()}
+    return out
+
+
 def split_search(port: int, rconn: redis.Redis, iterations: int, repeats: int) -> dict[str, Any]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     gid, token = _human_game(conn, "tiengow", 6)
@@ -433,10 +493,39 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--worker-classes", default=None, metavar="A,B",
                    help="compare gunicorn worker classes instead (e.g. gthread,gevent): one server per class, "
                         "the HTTP figures only, their slices interleaved")
+    p.add_argument("--latency-rules", default=",".join(sorted(engine.RULES)), metavar="A,B",
+                   help="rule sets of the default-strength latency (default: all)")
+    p.add_argument("--latency-positions", type=int, default=3,
+                   help="openings (seeds 1..N) per rule set for the default-strength latency (default 3)")
+    p.add_argument("--latency-repeats", type=int, default=5,
+                   help="suggestions per opening and parameter set for the default-strength latency (default 5)")
+    p.add_argument("--latency-variant", action="append", default=[], metavar="NAME=JSON",
+                   help="other ismcts parameters measured beside the defaults, interleaved (repeatable), e.g. "
+                        "'before={\"playout\": \"heuristic\", \"iterations\": 1000}'")
+    p.add_argument("--sections", default="http,jobs,split,latency", metavar="A,B",
+                   help="what to measure: http, jobs (the AI job overhead), split (root parallelism), latency "
+                        "(the default strength's suggestion latency); default all")
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if args.worker_classes:
         return compare_worker_classes(args)
+    sections = {x.strip() for x in args.sections.split(",") if x.strip()}
+    unknown = sections - {"http", "jobs", "split", "latency"}
+    if unknown:
+        p.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    variants: dict[str, dict[str, Any]] = {}
+    for spec in args.latency_variant:
+        name, sep, text = spec.partition("=")
+        try:
+            params = json.loads(text)
+        except ValueError:
+            params = None
+        if not sep or not name or name == "default" or not isinstance(params, dict):
+            p.error(f"--latency-variant wants NAME=JSON (an object; NAME not 'default'), not {spec!r}")
+        variants[name] = params
+    latency_rules = [r.strip() for r in args.latency_rules.split(",") if r.strip()]
+    if any(r not in engine.RULES for r in latency_rules):
+        p.error(f"--latency-rules: unknown rule set in {args.latency_rules!r}")
 
     tmp = tempfile.mkdtemp(prefix="tilehouse-bench-")
     local = None
@@ -450,17 +539,25 @@ def main(argv: list[str] | None = None) -> int:
         rconn.flushdb()
         port = free_port()
         report: dict[str, Any] = {}
-        with _processes(url, port, ai_workers=1):
-            report["http"] = http_figures(port, args.seconds, args.clients, args.rounds)
-            report["ai_job_overhead"] = job_overhead(port, rconn, args.jobs)
-        rconn.flushdb()
-        port = free_port()
-        with _processes(url, port, ai_workers=2):
-            report["cpu_parallelism_before"] = cpu_parallelism()
-            report["split_search"] = split_search(port, rconn, args.iterations, args.repeats)
-            report["cpu_parallelism_after"] = cpu_parallelism()
-        base = report["http"]["trivial GET /healthz"]["req_per_s"]
-        report["ratios_to_trivial"] = {k: round(v["req_per_s"] / base, 2) for k, v in report["http"].items()}
+        if sections & {"http", "jobs", "latency"}:
+            with _processes(url, port, ai_workers=1):
+                if "http" in sections:
+                    report["http"] = http_figures(port, args.seconds, args.clients, args.rounds)
+                if "jobs" in sections:
+                    report["ai_job_overhead"] = job_overhead(port, rconn, args.jobs)
+                if "latency" in sections:
+                    report["default_latency"] = default_latency(port, rconn, latency_rules, args.latency_positions,
+                                                                args.latency_repeats, variants)
+        if "split" in sections:
+            rconn.flushdb()
+            port = free_port()
+            with _processes(url, port, ai_workers=2):
+                report["cpu_parallelism_before"] = cpu_parallelism()
+                report["split_search"] = split_search(port, rconn, args.iterations, args.repeats)
+                report["cpu_parallelism_after"] = cpu_parallelism()
+        if "http" in sections:
+            base = report["http"]["trivial GET /healthz"]["req_per_s"]
+            report["ratios_to_trivial"] = {k: round(v["req_per_s"] / base, 2) for k, v in report["http"].items()}
     finally:
         if local is not None:
             local.stop()
@@ -470,19 +567,29 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
         return 0
     worker_class = os.environ.get("TILEHOUSE_WORKER_CLASS", config.DEFAULT_WORKER_CLASS)
-    print(f"HTTP: gunicorn, 2 {worker_class} workers, {args.clients} client threads, {args.seconds:g} s per endpoint"
-          f" in {args.rounds} interleaved rounds")
-    for name, fig in report["http"].items():
-        print(f"  {name:30s} {fig['req_per_s']:8.1f} req/s  p50 {fig['p50_ms']:6.2f} ms  p99 {fig['p99_ms']:7.2f} ms"
-              f"  ({report['ratios_to_trivial'][name]:.0%} of trivial)")
-    o = report["ai_job_overhead"]
-    print(f"AI job overhead (ismcts, 1 iteration, queue -> result): p50 {o['p50_ms']} ms, p90 {o['p90_ms']} ms"
-          f" over {o['jobs']} jobs")
-    s = report["split_search"]
-    print(f"ismcts {s['iterations']} iterations on 2 running workers: workers:1 {s['workers_1_it_per_s']} it/s,"
-          f" workers:2 {s['workers_2_it_per_s']} it/s, ratio {s['ratio']} (median of {s['repeats']})")
-    print(f"  (this machine's two-process speed-up of a pure-Python loop just before and after: "
-          f"{report['cpu_parallelism_before']} and {report['cpu_parallelism_after']}; 2.0 on two idle cores)")
+    if "http" in report:
+        print(f"HTTP: gunicorn, 2 {worker_class} workers, {args.clients} client threads, {args.seconds:g} s per "
+              f"endpoint in {args.rounds} interleaved rounds")
+        for name, fig in report["http"].items():
+            print(f"  {name:30s} {fig['req_per_s']:8.1f} req/s  p50 {fig['p50_ms']:6.2f} ms  p99 "
+                  f"{fig['p99_ms']:7.2f} ms  ({report['ratios_to_trivial'][name]:.0%} of trivial)")
+    if "ai_job_overhead" in report:
+        o = report["ai_job_overhead"]
+        print(f"AI job overhead (ismcts, 1 iteration, queue -> result): p50 {o['p50_ms']} ms, p90 {o['p90_ms']} ms"
+              f" over {o['jobs']} jobs")
+    if "split_search" in report:
+        s = report["split_search"]
+        print(f"ismcts {s['iterations']} iterations on 2 running workers: workers:1 {s['workers_1_it_per_s']} "
+              f"it/s, workers:2 {s['workers_2_it_per_s']} it/s, ratio {s['ratio']} (median of {s['repeats']})")
+        print(f"  (this machine's two-process speed-up of a pure-Python loop just before and after: "
+              f"{report['cpu_parallelism_before']} and {report['cpu_parallelism_after']}; 2.0 on two idle cores)")
+    if "default_latency" in report:
+        print(f"Suggestion latency at the default strength (ismcts, one worker, queue -> result, openings of seeds "
+              f"1..{args.latency_positions}, {args.latency_repeats} each):")
+        for rules_id, by_set in report["default_latency"].items():
+            for name, fig in by_set.items():
+                print(f"  {rules_id:12s} {name:10s} p50 {fig['p50_ms']:7.1f} ms  p90 {fig['p90_ms']:7.1f} ms  "
+                      f"({fig['iterations']} iterations, {fig['suggestions']} suggestions)")
     return 0
 
 

@@ -21,6 +21,14 @@ def test_ismcts_lists_its_presets_with_exactly_one_default(client):
     assert greedy["presets"] == []
 
 
+def test_the_default_preset_asks_for_the_engines_own_default_budget(client):
+    # a seat or suggestion with no params plays at the default strength: the preset a frontend picks first
+    (ismcts,) = [e for e in client.get("/v1/engines").get_json() if e["id"] == "ismcts"]
+    (standard,) = [p for p in ismcts["presets"] if p["default"]]
+    defaults = {p["name"]: p["default"] for p in ismcts["params"]}
+    assert standard["params"]["iterations"] == defaults["iterations"]
+
+
 def test_every_listed_preset_creates_an_ai_seat_with_those_params(client):
     for engine in client.get("/v1/engines").get_json():
         for preset in engine["presets"]:
