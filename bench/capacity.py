@@ -11,7 +11,8 @@ Measured (docs/deployment.md, "Capacity", turns them into cores and memory):
    ``total_net_output_bytes``) and its own CPU (``INFO cpu``), per request, with the cost of the
    measuring ``INFO`` calls themselves taken out.
 3. **An AI seat's move, beside its decision**: games of four ``greedy`` seats play themselves out on one
-   worker (``python worker.py``); per move, the worker's CPU and the Redis commands, bytes and CPU of
+   worker (``python worker.py``), unpaced (``TILEHOUSE_AI_PACE_MS=0``: the planned tables have a person at
+   them, and an all-AI table's pace job is no part of a move there); per move, the worker's CPU and the Redis commands, bytes and CPU of
    everything around the decision (RQ's enqueue, dequeue, registries and heartbeats, the commit, the
    next job).  ``greedy`` decides in microseconds, so this is the job's overhead.
 4. **Redis memory per game**: ``used_memory`` before and after creating and playing out those games,
@@ -148,7 +149,9 @@ def ai_move_costs(url: str, games: int) -> dict[str, Any]:
     rconn = connections.client({"REDIS_URL": url})
     rconn.flushdb()
     port = free_port()
-    with _processes(url, port, ai_workers=1) as procs:
+    # the plan's tables have a person at them, so their AI moves are not paced: an all-AI table's pace job
+    # (service.queues, AI_PACE_MS) and the polls while it waits would be counted as the move's own cost
+    with _processes(url, port, ai_workers=1, extra_env={"TILEHOUSE_AI_PACE_MS": "0"}) as procs:
         worker = procs[1].pid
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         time.sleep(1.0)  # the worker's start-up (imports, first maintenance) out of the figures
