@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from functools import reduce
+from functools import partial, reduce
 from itertools import accumulate, pairwise
 from math import inf
 from operator import or_
@@ -882,22 +882,25 @@ class KozelState(State):
         return world
 
     def determinize(self, seat: Seat, rng: random.Random) -> KozelState:
-        world = self.clone()
-        world.seed = rng.getrandbits(63)
+        return self._dealt(self._deal_plan(seat), rng)
+
+    def determinizer(self, seat: Seat) -> Callable[[random.Random], State]:
+        # what every world of ``seat``'s information set shares is worked out once (``_DealPlan``)
+        return partial(self._dealt, self._deal_plan(seat))
+
+    def _deal_plan(self, seat: Seat) -> _DealPlan | None:
+        """What every determinization for ``seat`` shares; ``None`` once the match is over."""
         if self.turn < 0:
-            return world
-        n = self.players
+            return None
         unseen = ALL_TILES & ~self.hands[seat] & ~self.table
         fixed_seat = -1
         if not self.line and self.lead >= 0 and self.opener != seat:
             # The forced lead is public: the opener holds it.
             fixed_seat = self.opener
             unseen &= ~(1 << self.lead)
-        pool = tiles_of(unseen)
-        shuffle(pool, rng)
         sizes: list[tuple[Seat, int]] = []
         masks: list[Mask] = []
-        for p in range(n):
+        for p in range(self.players):
             if p == seat:
                 continue
             pm = self.slot_masks(p)
@@ -905,22 +908,48 @@ class KozelState(State):
                 pm = pm[1:]
             sizes.append((p, len(pm)))
             masks.extend(pm)
-        _assign(pool, masks, rng)
-        if n > 2 and not _nested(masks):
-            # several seats' voids: the fill alone is not uniform over the allowed deals
-            _mix(pool, masks, rng, SWAPS_PER_SLOT * len(masks))
-        hands = [0] * n
-        hands[seat] = self.hands[seat]
-        if fixed_seat >= 0:
-            hands[fixed_seat] |= 1 << self.lead
+        # several seats' voids: the fill alone is not uniform over the allowed deals, swaps follow it
+        mix = SWAPS_PER_SLOT * len(masks) if self.players > 2 and not _nested(masks) else 0
+        return _DealPlan(seat, tiles_of(unseen), masks, _fill_order(unseen, masks), tuple(sizes), fixed_seat, mix)
+
+    def _dealt(self, plan: _DealPlan | None, rng: random.Random) -> KozelState:
+        """A world of ``plan``'s information set (``determinize``)."""
+        world = self.clone()
+        world.seed = rng.getrandbits(63)
+        if plan is None:
+            return world
+        pool = plan.tiles[:]
+        shuffle(pool, rng)
+        _assign(pool, plan.masks, rng, plan.order)
+        if plan.mix:
+            _mix(pool, plan.masks, rng, plan.mix)
+        hands = [0] * self.players
+        hands[plan.seat] = self.hands[plan.seat]
+        if plan.fixed_seat >= 0:
+            hands[plan.fixed_seat] |= 1 << self.lead
         # the slots' tiles lead the pool, seat after seat; the rest is the bazaar
         start = 0
-        for p, k in sizes:
+        for p, k in plan.sizes:
             hands[p] |= mask_of(pool[start:start + k])
             start += k
         world.hands = hands
         world.bazaar = pool[start:]
         return world
+
+
+class _DealPlan(NamedTuple):
+    """What the determinizations of one information set share (``KozelState._deal_plan``): the deciding
+    seat, the unseen tiles (ascending), the other seats' slot masks in slot order, the order ``_assign`` fills
+    the slots in, each other seat with its number of slots, the opener holding the public forced lead (-1:
+    none) and ``_mix``'s swaps (0: none)."""
+
+    seat: Seat
+    tiles: list[Tile]
+    masks: list[Mask]
+    order: list[int]
+    sizes: tuple[tuple[Seat, int], ...]
+    fixed_seat: Seat
+    mix: int
 
 
 def _placed(left: int, right: int, tile: Tile, end: int) -> tuple[int, int]:
@@ -964,14 +993,22 @@ def drop_slot(slots: list[Mask], tile: Tile) -> int:
     return j
 
 
-def _assign(pool: list[Tile], masks: list[Mask], rng: random.Random) -> None:
+def _fill_order(unseen: Mask, masks: Sequence[Mask]) -> list[int]:
+    """The slots in the order ``_assign`` fills them, most constrained first (fewest of the ``unseen`` tiles
+    allowed; ties in slot order); none when no slot forbids anything (the shuffle is then the deal)."""
+    if not any(masks):
+        return []
+    return sorted(range(len(masks)), key=lambda i: ((unseen & ~masks[i]).bit_count(), i))
+
+
+def _assign(pool: list[Tile], masks: list[Mask], rng: random.Random, order: Sequence[int]) -> None:
     """One tile of ``pool`` (a shuffled list) per slot, never a tile of the slot's forbidden mask: ``pool``
     is reordered so that it starts with the slots' tiles in slot order, the other tiles following in their
     order.
 
-    Slots are filled most constrained first, each with a free allowed tile drawn uniformly from ``rng``; a
-    slot that finds none takes one by an augmenting path (Kuhn's algorithm), so an assignment is found
-    whenever one exists, in at most slots x pool steps.  Raises ``BadState`` if none exists (the
+    Slots are filled in ``order`` (``_fill_order``: most constrained first), each with a free allowed tile
+    drawn uniformly from ``rng``; a slot that finds none takes one by an augmenting path (Kuhn's
+    algorithm), so an assignment is found whenever one exists, in at most slots x pool steps.  Raises ``BadState`` if none exists (the
     constraints are always true of the real hands, so this means a corrupted state).
 
     One seat's masks are nested (a void binds every older slot too), and for nested masks this draws every
@@ -984,10 +1021,8 @@ def _assign(pool: list[Tile], masks: list[Mask], rng: random.Random) -> None:
     ``_mix``, whose swaps bring every allowed assignment to equal likelihood.
     """
     k = len(masks)
-    if not any(masks):
+    if not order:
         return  # nothing known: the shuffle is the deal
-    pool_mask = mask_of(pool)
-    order = sorted(range(k), key=lambda i: ((pool_mask & ~masks[i]).bit_count(), i))
     owner: dict[Tile, int] = {}
     got = [-1] * k
 
@@ -1412,7 +1447,8 @@ def round_replay(world: KozelState) -> Iterator[tuple[KozelState, Seat, Move]]:
     for s in range(n):
         pool = tiles_of(world.hands[s])
         shuffle(pool, rng)
-        _assign(pool, world.slot_masks(s), rng)
+        masks = world.slot_masks(s)
+        _assign(pool, masks, rng, _fill_order(world.hands[s], masks))
         for k, t in zip(world.origin[s], pool, strict=True):
             if k:
                 drew[s][k] = t
