@@ -310,13 +310,21 @@ def _check(answer: tuple[int, Any], status: int) -> None:
 
 # --------------------------------------------------------------------------- AI jobs
 
-def _human_game(conn: http.client.HTTPConnection, rules_id: str, seed: int) -> tuple[str, str]:
+def _humans(conn: http.client.HTTPConnection, rules_id: str, seed: int,
+            public_seed: bool = False) -> tuple[str, dict[int, str], int]:
+    """A game of humans at ``rules_id``'s default player count: its id, each seat's token, the seat to move."""
     n = engine.RULES[rules_id].default_players
-    status, created = _request(conn, "POST", "/v1/games", {"rules": rules_id, "seed": seed,
-                                                           "seats": [{"kind": "human"}] * n})
+    body = {"rules": rules_id, "seed": seed, "seats": [{"kind": "human"}] * n,
+            **({"public_seed": True} if public_seed else {})}
+    status, created = _request(conn, "POST", "/v1/games", body)
     assert status == 201, created
-    seat = created["game"]["to_move"]
-    return created["game"]["id"], next(s["token"] for s in created["seats"] if s["seat"] == seat)
+    return (created["game"]["id"], {s["seat"]: s["token"] for s in created["seats"]},
+            created["game"]["to_move"])
+
+
+def _human_game(conn: http.client.HTTPConnection, rules_id: str, seed: int) -> tuple[str, str]:
+    gid, tokens, seat = _humans(conn, rules_id, seed)
+    return gid, tokens[seat]
 
 
 def _wait_job(rconn: redis.Redis, job_id: str, timeout: float = 120.0, poll: float = 0.0005) -> Job:
@@ -352,13 +360,8 @@ def job_overhead(port: int, rconn: redis.Redis, n: int) -> dict[str, float]:
 def _opening(conn: http.client.HTTPConnection, rules_id: str, seed: int) -> tuple[str, str]:
     """A game of humans at ``rules_id``'s default player count, its forced moves played over HTTP: the game's
     id and the token of the seat to move at its first real choice (``bench.ai.opening``'s position)."""
-    n = engine.RULES[rules_id].default_players
-    status, created = _request(conn, "POST", "/v1/games", {"rules": rules_id, "seed": seed, "public_seed": True,
-                                                           "seats": [{"kind": "human"}] * n})
-    assert status == 201, created
-    gid = created["game"]["id"]
-    tokens = {s["seat"]: s["token"] for s in created["seats"]}
-    state = engine.new_game(rules_id, players=n, seed=seed)
+    gid, tokens, _seat = _humans(conn, rules_id, seed, public_seed=True)
+    state = engine.new_game(rules_id, players=len(tokens), seed=seed)
     version = 0
     while not state.finished and len(state.legal_moves()) == 1:
         move = state.legal_moves()[0]
