@@ -57,6 +57,16 @@ beside the shipped ones.
   (about 56 squared points) than the fitted value is biased (about 12), and Kozel is the rule set where
   more search pays.  Elsewhere (and at a lead, or with three or four players) it is ``ismcts``.  Measured
   in docs/ai-history.md, tenth look.
+* ``greedy_wall`` (parameters ``middle``, ``open_column``): the ``greedy`` engine in the wall game with
+  another lead or follow (``ai.heuristics.tiengow_wall.greedy_with``): ``middle=false`` leads the weakest
+  single when no tile is sure, ``open_column`` is what a column won that a later follower could still take
+  counts (a sure one 100, a tile spent at most 1).  The defaults are the engine's own; ``middle=false`` is
+  the greedy engine of before 2026-12-06; ``open_column=0`` won in self-play and lost against the search.
+  Elsewhere it is ``greedy``.  It reproduces the self-play tuning of both (docs/ai-history.md, fifteenth
+  look).
+* ``ismcts_wall_playout`` (the same two parameters): ``ismcts`` with the wall game's playouts played by
+  that greedy engine; ``middle=false`` is the search of before 2026-12-06, decision for decision.
+  Elsewhere it is ``ismcts``.
 """
 
 from __future__ import annotations
@@ -70,6 +80,7 @@ from typing import Any, ClassVar, cast
 import ai
 from ai.greedy import GreedyEngine
 from ai.heuristics import Heuristics, Policy, Rollout, greedy_policy
+from ai.heuristics import tiengow_wall as wall
 from ai.heuristics.kozel import (
     PLAYOUT_SCORE,
     SENSE,
@@ -356,9 +367,56 @@ class KozelValue(IsmctsEngine):
         return replace(found, rollout=leaf, default_playout="heuristic")
 
 
+_WALL_PARAMS = (
+    Param("middle", bool, True, "without a sure tile, lead the middle single of the hand (else the weakest)"),
+    Param("open_column", float, float(wall.OPEN_COLUMN), "what a column won counts in a follow when a later "
+          "follower could still take it (a sure column counts 100, a tile spent at most 1)",
+          minimum=0.0, maximum=1000.0),
+)
+
+
+class GreedyWall(GreedyEngine):
+    """``greedy`` with another lead or follow in the wall game (module docstring)."""
+
+    id = "greedy_wall"
+    description = "greedy, in the wall game with another lead (middle) or worth of an open column (open_column)"
+    params: ClassVar[tuple[Param, ...]] = _WALL_PARAMS
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        if state.rules.id != "tiengow_wall":
+            return super().choose(state, seat, params, rng)
+        t0 = time.perf_counter()
+        choose = wall.greedy_with(middle=params["middle"], open_column=params["open_column"])[0]
+        move = choose(state, seat, rng)
+        return Decision(move, {"iterations": 0, "candidates": [], "policy": "heuristic",
+                               "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
+
+
+class WallPlayout(IsmctsEngine):
+    """``ismcts`` with the wall game's playouts played by another greedy engine (module docstring)."""
+
+    id = "ismcts_wall_playout"
+    description = "ismcts, in the wall game with playouts by greedy_wall's lead and follow"
+    params: ClassVar[tuple[Param, ...]] = (*IsmctsEngine.params, *_WALL_PARAMS)
+
+    def __init__(self) -> None:
+        self._kits: dict[tuple[bool, float], tuple[Policy, Rollout]] = {}
+
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        found = super().heuristics(state, params)
+        if found is None or state.rules.id != "tiengow_wall":
+            return found
+        key = (params["middle"], params["open_column"])
+        kit = self._kits.get(key)
+        if kit is None:
+            _, policy, rollout = wall.greedy_with(middle=key[0], open_column=key[1])
+            kit = self._kits[key] = (policy, rollout)
+        return replace(found, playout=kit[0], rollout=kit[1])
+
+
 #: the variants this bench seats, by id
 VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), Pimc(), PairedTree(),
-            KozelValue())
+            KozelValue(), GreedyWall(), WallPlayout())
 
 
 def register() -> None:

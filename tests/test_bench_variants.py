@@ -16,12 +16,14 @@ from bench import kozel_value
 from bench.variants import (
     GreedyKozel,
     GreedyTiebreak,
+    GreedyWall,
     KozelPlayout,
     KozelValue,
     PairedRoot,
     PairedTree,
     Pimc,
     SoftDiscards,
+    WallPlayout,
 )
 
 PARAMS = {"iterations": 200, "time_ms": 600_000}
@@ -151,6 +153,54 @@ def test_the_kozel_greedy_variant_is_greedy_with_the_shipped_weights_and_the_she
     assert differ > 0
 
 
+def _wall_positions(count: int, players: int = 4) -> list[tuple[engine.State, int]]:
+    """Wall-game positions of greedy play where the seat to move has a real choice, leads and follows."""
+    out = []
+    seed = 0
+    while len(out) < count:
+        state = engine.new_game("tiengow_wall", players=players, seed=seed)
+        for ply in range(seed % 13):
+            state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ply).move)
+        seed += 1
+        if len(state.legal_moves()) > 1:
+            out.append((state, state.to_move))
+    return out
+
+
+def test_the_wall_greedy_variant_is_greedy_with_the_shipped_weights_and_the_greedy_of_before_without_them():
+    # the variant's harness check: with its defaults it plays as ``greedy``; with middle=false as the
+    # greedy engine of before 2026-12-06, whose rules are checked here: without a sure tile it leads the
+    # weakest single, and it takes a single column whenever a tile of its hand goes on top (an open column
+    # counts more than any tile, as it does today)
+    from ai.heuristics.tiengow_wall import CHEAPEST, CHEAPEST_ON, STRENGTH, _unseen_tops, greedy
+    from engine.tiengow_wall import CIVIL
+
+    variant = GreedyWall()
+    before = {"middle": False}
+    differ = leads = follows = 0
+    for state, seat in _wall_positions(300) + _wall_positions(100, players=3):
+        moves = [variant.choose(state, seat, variant.validate(p), random.Random(7)).move for p in ({}, before)]
+        assert moves[0].id == greedy(state, seat, random.Random(7)).id
+        differ += moves[0] != moves[1]
+        hand = state.hands[seat]
+        if not state.cols:
+            tops = _unseen_tops(state, seat)
+            if not any(STRENGTH[f] >= tops[CIVIL[f]] for f in hand):
+                assert moves[1].code == (next(f for f in CHEAPEST if f in hand),)
+                leads += 1
+        elif len(state.cols) == 1:
+            beat = next((f for f in CHEAPEST_ON[state.cols[0][-1] >> 2] if f in hand), None)
+            assert moves[1].code == (beat if beat is not None else next(f for f in CHEAPEST if f in hand),)
+            follows += beat is not None
+    assert differ > 0 and leads > 0 and follows > 0
+
+
+def test_the_wall_playout_variant_with_the_shipped_weights_is_the_search_itself():
+    # the variant's harness check: with its defaults it is ismcts node for node in the wall game (the paired
+    # root); the playouts of before 2026-12-06 (middle=false) change the statistics
+    assert _harness_check(WallPlayout(), _wall_positions(6), {}, {"middle": False}) > 0
+
+
 def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():
     # the variant's rule: ``pimc_worlds`` searches of an equal share of the iterations, each in one sampled
     # world of the seat's information set, their root visits summed, the most visited move played
@@ -218,7 +268,7 @@ def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # GET /v1/engines, games and suggestions know ai.ENGINES: the bench registers its variants in its own
     # process, which the service never imports
     for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout", "pimc",
-                    "ismcts_paired_tree", "ismcts_kozel_value"):
+                    "ismcts_paired_tree", "ismcts_kozel_value", "greedy_wall", "ismcts_wall_playout"):
         assert variant not in ai.ENGINES
         with pytest.raises(ai.UnknownEngine):
             ai.get_engine(variant)

@@ -55,8 +55,9 @@ def _ref_lead(state: TienGowWallState, seat: int) -> Move:
     unseen = state.unseen_counts(seat)
     sure = [f for f in hand if not _ref_can_be_beaten(f, unseen)]
     if not sure:
-        weakest = min(hand, key=lambda f: (_VALUE[f], f))
-        return lead_move((weakest,))
+        # the middle tile, cheapest first (the self-play-tuned lead of 2026-12-06; before it, the weakest)
+        by_cost = sorted(hand, key=lambda f: (_VALUE[f], f))
+        return lead_move((by_cost[len(by_cost) // 2],))
     lead = sorted(sure, key=lambda f: (-_VALUE[f], f))[:4]
     if len(lead) == 2:
         rank = PAIR.get((lead[0], lead[1]), 0)
@@ -72,7 +73,7 @@ def _ref_settle(state: TienGowWallState, faces: tuple[int, ...]) -> list[bool]:
     return [BEATS[f][cols[i][-1] >> 2] for i, f in enumerate(faces)]
 
 
-def _ref_follow(state: TienGowWallState, seat: int) -> Move:
+def _ref_follow(state: TienGowWallState, seat: int, open_column: float = 50) -> Move:
     hand = state.hands[seat]
     cols = state.cols
     n = len(cols)
@@ -108,7 +109,7 @@ def _ref_follow(state: TienGowWallState, seat: int) -> Move:
         score = -sum(_VALUE[f] for f in faces)
         for i, w in enumerate(won):
             if w:
-                score += 100 if last or not _ref_can_be_beaten(faces[i], unseen) else 50
+                score += 100 if last or not _ref_can_be_beaten(faces[i], unseen) else open_column
         if best is None or score > best[0]:
             best = (score, faces)
     assert best is not None
@@ -144,6 +145,23 @@ def _positions(players: int, games: int, seed: int) -> Iterator[TienGowWallState
                 pairs = [m for m in moves[:200] if len(m.code) == 2 and PAIR.get(m.code)] if not state.cols else []
                 move = rng.choice(pairs) if pairs and rng.random() < 0.3 else moves[rng.randrange(len(moves))]
             state.apply(move)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_screened_follow_makes_the_reference_choice(players):
+    """``greedy_with(open_column=...)`` (screening only, ``bench.variants``): the follow that counts a column
+    won that is not sure as 0 or 0.3 instead of 50 makes the plain reference's choice with that weight, its
+    one-column shortcut included."""
+    for open_column in (0.0, 0.3):
+        choose = heuristics.greedy_with(open_column=open_column)[0]
+        follows = 0
+        for state in _positions(players, 20, 10 + players):
+            seat = state.to_move
+            assert seat is not None
+            if state.cols:
+                assert choose(state, seat, random.Random(0)) is _ref_follow(state, seat, open_column), state.to_dict()
+                follows += 1
+        assert follows > 150
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -210,3 +228,19 @@ def test_the_rollout_stops_at_the_end_of_the_game_on_a_world_that_does_not_halt(
         assert fast.to_dict() == slow.to_dict(), seed
         checked += fast.deals_done == 1 and not fast.finished
     assert checked > 30
+
+
+def test_without_a_sure_tile_greedy_leads_the_middle_tile_of_its_hand():
+    """The greedy lead (``ai.heuristics.tiengow_wall._lead``, tuned by self-play, docs/ai.md "The wall
+    game's greedy lead"): when no tile of the hand is sure -- the other seats hold both Heavens (6-6, the
+    strongest civil tile) and both commanders (4-2, 2-1), so any tile of either suit can be taken -- the
+    leader lays one tile, the middle one of its hand ordered cheapest first, not the weakest."""
+    hand = ["1-1", "4-4", "3-1", "5-5", "3-3", "6-3", "5-2", "4-1"]
+    deck = [NAME[f] for f in range(NUM) for _ in range(DECK_COUNTS[4][f])]
+    for tile in hand:
+        deck.remove(tile)
+    state = TienGowWallState.from_hands([hand, deck[0:8], deck[8:16], deck[16:24]], leader=0)
+    assert {"6-6", "4-2", "2-1"} <= set(deck)  # no tile of the hand is sure
+    by_cost = [NAME[f] for f in sorted(state.hands[0], key=lambda f: (_VALUE[f], f))]
+    assert by_cost == ["4-1", "3-3", "5-5", "5-2", "3-1", "4-4", "6-3", "1-1"]
+    assert heuristics.greedy(state, 0, random.Random(0)).id == "lead:3-1"  # by_cost[4], of eight tiles

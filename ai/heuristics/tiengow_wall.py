@@ -4,10 +4,11 @@
   16 tiles has up to ~26000 placements).  Following: try every subset of the columns to win, give each chosen
   column the cheapest tile that goes on top of it (strongest tops first), dump the weakest tiles on the rest,
   also try a higher Pai Gow pair when one stands, and keep the placement with the best score
-  ``100 * sure columns + 50 * other columns won - value of the tiles spent``.  A column is *sure* when no
-  tile the seat has not seen could go on top of it later.  Leading: lead the tiles nobody can beat (up to
-  four; never two that form a pair some unseen pair could beat); without one, lose the round cheaply with
-  the weakest single.
+  ``100 * sure columns + 50 * other columns won - value of the tiles spent`` (``OPEN_COLUMN``).  A column is
+  *sure* when no tile the seat has not seen could go on top of it later.  Leading: lead the tiles nobody can beat (up to
+  four; never two that form a pair some unseen pair could beat); without one, lead a single from the middle
+  of the hand (``_middle``), tuned by self-play (docs/ai.md, "The wall game's greedy lead"); before
+  2026-12-06 the greedy engine led its weakest single.
 * ``playout(state, rng)``: the search's playout policy, the greedy engine's move for the seat to move,
   decided from that seat's own information in the sampled world (it measured stronger than a
   cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").  ``rollout(state,
@@ -32,7 +33,7 @@ import random
 from itertools import combinations
 from typing import cast
 
-from ai.heuristics import Distinct, Greedy, Heuristics, Policy, register
+from ai.heuristics import Distinct, Greedy, Heuristics, Policy, Rollout, register
 from engine.game import Move
 from engine.tiengow_wall import (
     BEATS,
@@ -74,6 +75,13 @@ _SUIT_DOWN: tuple[tuple[int, ...], ...] = tuple(
     tuple(sorted((f for f in range(NUM) if CIVIL[f] == civil), key=lambda f: -STRENGTH[f])) for civil in (False, True))
 
 
+#: what a column won counts in a follow when the seat does not place last and some tile it has not seen could
+#: still go on top of it (a sure column counts 100, a tile spent at most 1): more than any tile, so the seat
+#: takes every column it can.  Nothing (0) won in self-play but lost against the search (docs/ai.md, "The
+#: wall game's greedy lead")
+OPEN_COLUMN = 50.0
+
+
 def _unseen_tops(state: TienGowWallState, seat: int) -> list[int]:
     """Per suit (index ``CIVIL[f]``), the strength of the strongest face ``seat`` has not seen (0: none).
     A tile can be beaten later exactly when a face of its suit it has not seen is stronger: the faces that
@@ -108,13 +116,23 @@ def _higher_pair_possible(rank: int, unseen: list[int]) -> bool:
     return False
 
 
-def _lead(state: TienGowWallState, seat: int) -> tuple[int, ...]:
-    """The tiles ``greedy`` leads (sorted)."""
+def _middle(hand: list[int]) -> int:
+    """The single ``greedy`` leads when no tile of ``hand`` is sure: the middle one, cheapest first
+    (``CHEAPEST``; of two, the dearer).  Chosen by self-play, not derived; the likely reason is that a
+    follower then spends more to take the column than on the weakest tile, while the seat keeps its
+    weakest tiles for the columns it loses when following (dumping a middle tile there instead measured
+    far weaker)."""
+    return sorted(hand, key=_RANK.__getitem__)[len(hand) // 2]
+
+
+def _lead(state: TienGowWallState, seat: int, middle: bool = True) -> tuple[int, ...]:
+    """The tiles ``greedy`` leads (sorted).  ``middle=False``: without a sure tile, the weakest single (the
+    lead of before 2026-12-06, for screening: ``greedy_with``)."""
     hand = state.hands[seat]
     tops = _unseen_tops(state, seat)
     sure = [f for f in hand if STRENGTH[f] >= tops[CIVIL[f]]]
     if not sure:
-        return (min(hand, key=_RANK.__getitem__),)  # the weakest
+        return (_middle(hand),) if middle else (min(hand, key=_RANK.__getitem__),)
     lead = sorted(sure, key=_LEAD_RANK.__getitem__)[:4]
     if len(lead) == 2:
         rank = PAIR.get((lead[0], lead[1]), 0)
@@ -123,24 +141,42 @@ def _lead(state: TienGowWallState, seat: int) -> tuple[int, ...]:
     return tuple(sorted(lead))
 
 
-def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
-    """The placement ``greedy`` plays: the tile for column 0, 1, ..."""
+def _follow(state: TienGowWallState, seat: int, open_column: float = OPEN_COLUMN) -> tuple[int, ...]:
+    """The placement ``greedy`` plays: the tile for column 0, 1, ...  ``open_column``: what a column won
+    counts when it is not sure (``OPEN_COLUMN``; another value for screening: ``greedy_with``)."""
     hand = state.hands[seat]
     cols = state.cols
     n = len(cols)
     if n == 1:
         # two candidates: the cheapest tile and the cheapest that goes on top.  When they differ the first
-        # loses its column and the second wins it, worth 50 or 100 against tile values of at most 1, so
-        # the move is the cheapest beat if there is one, else the cheapest tile (no scores needed).  Both
+        # loses its column and the second wins it, worth 100 when sure or placed last and ``open_column``
+        # when not, against tile values of at most 1: with ``open_column`` at 1 or more (the engine's own)
+        # the move is the cheapest beat if there is one, else the cheapest tile, no scores needed.  Both
         # are found by walking the faces cheapest first: ``in`` on the short hand is cheaper than ``min``
         # with a key
-        for f in CHEAPEST_ON[cols[0][-1] >> 2]:
+        top = cols[0][-1] >> 2
+        if open_column >= 1:
+            for f in CHEAPEST_ON[top]:
+                if f in hand:
+                    return (f,)
+            for f in CHEAPEST:
+                if f in hand:
+                    return (f,)
+        # a smaller ``open_column`` (screening only): a sure beat, or the better of the two scores as the
+        # general path below sums them
+        beat = -1
+        for f in CHEAPEST_ON[top]:
             if f in hand:
-                return (f,)
+                if (seat + 1) % state.players == state.leader or STRENGTH[f] >= _unseen_tops(state, seat)[CIVIL[f]]:
+                    return (f,)
+                beat = f
+                break
         for f in CHEAPEST:
             if f in hand:
-                return (f,)
-        # (not reached: the hand is not empty)
+                break
+        if beat >= 0 and -_VALUE[beat] + open_column > -_VALUE[f]:
+            return (beat,)
+        return (f,)
     tops = [c[-1] >> 2 for c in cols]
     # the hand cheapest first: the cheapest tile that beats a top is the first in this order that does, and
     # what is left after taking some out is still in this order (the spare tiles, weakest first)
@@ -199,7 +235,7 @@ def _follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
                 else:
                     if unseen_tops is None:
                         unseen_tops = _unseen_tops(state, seat)
-                    score += 100 if STRENGTH[f] >= unseen_tops[CIVIL[f]] else 50
+                    score += 100 if STRENGTH[f] >= unseen_tops[CIVIL[f]] else open_column
         if best is None or score > best[0]:
             best = (score, faces)
     assert best is not None  # the empty subset always gives a placement
@@ -231,6 +267,27 @@ ROLLOUT_DRAWS = False
 #: ``tests/test_rollouts.py`` plays both from thousands of sampled positions and compares the states;
 #: neither draws from ``rng``)
 rollout = rollout_of(_lead, _follow)
+
+
+def greedy_with(*, middle: bool = True, open_column: float = OPEN_COLUMN) -> tuple[Greedy, Policy, Rollout]:
+    """``greedy``, ``playout`` and ``rollout`` with other weights, for screening by self-play
+    (``bench.variants``: ``greedy_wall``, ``ismcts_wall_playout``): ``middle`` the lead without a sure tile
+    (else the weakest single), ``open_column`` what a column won that is not sure counts.  The defaults are
+    the engine's own; ``middle=False`` is the greedy engine of before 2026-12-06."""
+
+    def lead(state: TienGowWallState, seat: int) -> tuple[int, ...]:
+        return _lead(state, seat, middle)
+
+    def follow(state: TienGowWallState, seat: int) -> tuple[int, ...]:
+        return _follow(state, seat, open_column)
+
+    def choose(state: TienGowWallState, seat: int, rng: random.Random) -> Move:
+        return lead_move(lead(state, seat)) if not state.cols else place_move(follow(state, seat))
+
+    def policy(state: TienGowWallState, rng: random.Random) -> Move:
+        return choose(state, state.turn, rng)
+
+    return cast(Greedy, choose), cast(Policy, policy), rollout_of(lead, follow)
 
 
 def move_class(state: TienGowWallState, move: Move) -> tuple[int, ...]:
