@@ -64,7 +64,13 @@ beside the shipped ones.
   the greedy engine of before 2026-12-06; ``open_column=0`` won in self-play and lost against the search.
   Elsewhere it is ``greedy``.  It reproduces the self-play tuning of both (docs/ai-history.md, fifteenth
   look).
-* ``ismcts_wall_playout`` (the same two parameters): ``ismcts`` with the wall game's playouts played by
+* ``greedy_tiengow`` (parameters ``strongest_lead``, ``reserve_beats``): the ``greedy`` engine at Tien Gow with
+  the rules of before 2026-12-06 (``ai.heuristics.tiengow.greedy_with``): ``strongest_lead`` leads the
+  strongest group of the largest size instead of the weakest, ``reserve_beats`` keeps the strongest tile
+  from beats before the last trick.  Both false (the defaults) it is ``greedy``; both true, the greedy
+  engine of before.  Elsewhere it is ``greedy``.  It reproduces the self-play tuning (docs/ai-history.md,
+  fifteenth look).
+* ``ismcts_wall_playout`` (the same two parameters as ``greedy_wall``): ``ismcts`` with the wall game's playouts played by
   that greedy engine; ``middle=false`` is the search of before 2026-12-06, decision for decision.
   Elsewhere it is ``ismcts``.
 """
@@ -79,7 +85,7 @@ from typing import Any, ClassVar, cast
 
 import ai
 from ai.greedy import GreedyEngine
-from ai.heuristics import Heuristics, Policy, Rollout, greedy_policy
+from ai.heuristics import Heuristics, Policy, Rollout, greedy_policy, tiengow
 from ai.heuristics import tiengow_wall as wall
 from ai.heuristics.kozel import (
     PLAYOUT_SCORE,
@@ -392,6 +398,26 @@ class GreedyWall(GreedyEngine):
                                "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
 
 
+class GreedyTienGow(GreedyEngine):
+    """``greedy`` with Tien Gow's rules of before 2026-12-06, either or both (module docstring)."""
+
+    id = "greedy_tiengow"
+    description = "greedy, at Tien Gow with the lead (strongest_lead) or the beats (reserve_beats) of before"
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("strongest_lead", bool, False, "lead the strongest group of the largest size (else the weakest)"),
+        Param("reserve_beats", bool, False, "keep the hand's strongest tile from beats before the last trick"),
+    )
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        if state.rules.id != "tiengow":
+            return super().choose(state, seat, params, rng)
+        t0 = time.perf_counter()
+        choose = tiengow.greedy_with(strongest_lead=params["strongest_lead"], reserve_beats=params["reserve_beats"])
+        move = choose(state, seat, rng)
+        return Decision(move, {"iterations": 0, "candidates": [], "policy": "heuristic",
+                               "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
+
+
 class WallPlayout(IsmctsEngine):
     """``ismcts`` with the wall game's playouts played by another greedy engine (module docstring)."""
 
@@ -416,7 +442,7 @@ class WallPlayout(IsmctsEngine):
 
 #: the variants this bench seats, by id
 VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), Pimc(), PairedTree(),
-            KozelValue(), GreedyWall(), WallPlayout())
+            KozelValue(), GreedyWall(), WallPlayout(), GreedyTienGow())
 
 
 def register() -> None:

@@ -226,12 +226,15 @@ def test_with_an_opponent_model_other_seats_play_the_models_moves_inside_the_tre
     model's choice from that seat's hand in the sampled world, not the tree's UCB.  A Tien Gow lead by the
     searching seat: the next seat's node (depth 2 of the tree) then has only children the model chose, where
     the tree's own UCB tries every observation sooner or later."""
-    from ai.heuristics import heuristics_for
+    from ai.heuristics.tiengow import greedy_with
     from ai.ismcts import search
 
     state = engine.new_game("tiengow", players=4, seed=12)
     seat = state.to_move
-    greedy = heuristics_for("tiengow").greedy
+    # the model: greedy keeping its strongest tile from beats (the greedy engine of before 2026-12-06 in
+    # that), so that it discards where the tree also tries beats: the greedy engine of now beats whenever it
+    # can, and over 400 worlds its cheapest beats cover every observation the tree tries at that node
+    greedy = greedy_with(reserve_beats=True)
     chosen: set[int] = set()
 
     def model(world: State, rng: random.Random):

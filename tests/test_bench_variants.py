@@ -16,6 +16,7 @@ from bench import kozel_value
 from bench.variants import (
     GreedyKozel,
     GreedyTiebreak,
+    GreedyTienGow,
     GreedyWall,
     KozelPlayout,
     KozelValue,
@@ -195,6 +196,35 @@ def test_the_wall_greedy_variant_is_greedy_with_the_shipped_weights_and_the_gree
     assert differ > 0 and leads > 0 and follows > 0
 
 
+def test_the_tiengow_greedy_variant_is_greedy_by_default_and_the_greedy_of_before_with_both_rules():
+    # the variant's harness check: with its defaults it plays as ``greedy``; with strongest_lead and
+    # reserve_beats as the greedy engine of before 2026-12-06, whose two rules are checked here: a lead is
+    # the strongest group of the largest size without the hand's strongest tile, and before the last trick
+    # a beat never uses that tile
+    from ai.heuristics.tiengow import POWER, greedy
+
+    variant = GreedyTienGow()
+    before = {"strongest_lead": True, "reserve_beats": True}
+    differ = leads = beats = 0
+    for state, seat in _positions(200):
+        moves = [variant.choose(state, seat, variant.validate(p), random.Random(7)).move for p in ({}, before)]
+        assert moves[0].id == greedy(state, seat, random.Random(7)).id
+        differ += moves[0] != moves[1]
+        hand = state.hands[seat]
+        reserve = max(hand, key=POWER.__getitem__)
+        legal = state.legal_moves()
+        if not state.cur and len(legal) > 1:
+            keep = [m for m in legal if reserve not in m.code[1]] or legal
+            size = max(len(m.code[1]) for m in keep)
+            assert len(moves[1].code[1]) == size
+            assert moves[1].code[3] == max(m.code[3] for m in keep if len(m.code[1]) == size)
+            leads += 1
+        elif moves[1].code[0] and len(hand) > len(moves[1].code[1]) and len(legal) > 1:
+            assert reserve not in moves[1].code[1]
+            beats += 1
+    assert differ > 0 and leads > 0 and beats > 0
+
+
 def test_the_wall_playout_variant_with_the_shipped_weights_is_the_search_itself():
     # the variant's harness check: with its defaults it is ismcts node for node in the wall game (the paired
     # root); the playouts of before 2026-12-06 (middle=false) change the statistics
@@ -268,7 +298,7 @@ def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # GET /v1/engines, games and suggestions know ai.ENGINES: the bench registers its variants in its own
     # process, which the service never imports
     for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout", "pimc",
-                    "ismcts_paired_tree", "ismcts_kozel_value", "greedy_wall", "ismcts_wall_playout"):
+                    "ismcts_paired_tree", "ismcts_kozel_value", "greedy_wall", "ismcts_wall_playout", "greedy_tiengow"):
         assert variant not in ai.ENGINES
         with pytest.raises(ai.UnknownEngine):
             ai.get_engine(variant)

@@ -41,3 +41,39 @@ def test_a_field_looked_up_by_name_must_be_a_function_of_the_record():
     for name in ("ROLLOUT_DRAWS", "rollout_draws", "move_class"):
         with pytest.raises(ValueError, match="no function field"):
             heuristic("tiengow_wall", name)
+
+
+def test_tiengow_greedy_leads_its_weakest_largest_group_and_beats_with_its_cheapest_group():
+    """Tien Gow's greedy engine (``ai.heuristics.tiengow.greedy``, tuned by self-play: docs/ai.md, "Tien Gow's
+    greedy engine"): a lead is a group of the largest size that does not use the hand's strongest tile (kept
+    for the last trick), and of those the weakest; a follower who can beat the trick beats it with the
+    cheapest (lowest ranked) winning group, the strongest tile included, and otherwise discards."""
+    import random
+
+    from ai.heuristics.tiengow import POWER, greedy
+
+    leads = beats_with_reserve = discards = 0
+    for seed in range(60):
+        state = engine.new_game("tiengow", players=4, seed=seed)
+        rng = random.Random(seed)
+        while state.to_move is not None and state.deals_done == 0:
+            seat = state.to_move
+            legal = state.legal_moves()
+            move = greedy(state, seat, random.Random(0))
+            hand = state.hands[seat]
+            if len(legal) > 1 and not state.cur:
+                reserve = max(hand, key=POWER.__getitem__)
+                keep = [m for m in legal if reserve not in m.code[1]] or legal
+                size = max(len(m.code[1]) for m in keep)
+                assert len(move.code[1]) == size and move in keep
+                assert move.code[3] == min(m.code[3] for m in keep if len(m.code[1]) == size)
+                leads += 1
+            elif len(legal) > 1:
+                winning = [m for m in legal if m.code[0]]
+                if winning:
+                    assert move.code[0] and move.code[3] == min(m.code[3] for m in winning)
+                    beats_with_reserve += max(hand, key=POWER.__getitem__) in move.code[1]
+                else:
+                    discards += 1
+            state.apply(move if rng.random() < 0.7 else rng.choice(legal))
+    assert leads > 100 and beats_with_reserve > 10 and discards > 100, (leads, beats_with_reserve, discards)

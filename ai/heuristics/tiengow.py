@@ -1,10 +1,12 @@
 """Tien Gow heuristics (rules: ``docs/rules/tiengow.md``, engine: ``engine/tiengow.py``).
 
 * ``greedy(state, seat, rng)``: one-ply common sense.  The strongest single tile of the hand is *reserved* for
-  the last trick (only the last trick settles the deal, §8–§9), so it is neither led nor spent on a beat
-  before then.  Leading: the largest group not using the reserved tile, strongest first (a big group earns
-  many columns and is rarely beaten).  Following: beat with the cheapest (lowest ranked) winning group that
-  keeps the reserve, or, when none, discard the weakest ``n`` tiles face down.
+  the last trick (only the last trick settles the deal, §8–§9), so it is not led before then.  Leading: the
+  largest group not using the reserved tile (a big group earns many columns), the weakest of that size
+  first.  Following: beat with the cheapest (lowest ranked) winning group, or, when none, discard the
+  weakest ``n`` tiles face down.  Tuned by self-play (docs/ai.md, "Tien Gow's greedy engine"): before
+  2026-12-06 it led the strongest group of the largest size and did not beat with the reserved tile
+  before the last trick; the engine of now beats that one by +1.9 points a deal (``greedy_with``).
 * ``playout(state, rng)``: a policy for ISMCTS playouts that costs barely more than a uniform choice: the
   legal move list is already ordered (beats strongest first, then discards in combination order), so it
   beats with the cheapest beat most of the time and otherwise discards the tail of the hand.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import random
 from itertools import combinations
 
-from ai.heuristics import Heuristics, register
+from ai.heuristics import Greedy, Heuristics, register
 from engine.game import Move, Seat, State, below
 from engine.tiengow import DISCARD1, TienGowState, discard_of, observer, rollout_of
 from engine.tiles import CF_CIVIL, CF_MILITARY_CLASS, CF_STRENGTH, FACES, Face
@@ -62,6 +64,22 @@ def _reserve(hand: tuple[Face, ...]) -> Face | None:
 
 def greedy(state: State, seat: Seat, rng: random.Random) -> Move:
     """The heuristic choice of ``seat`` (which must be to move) from what it can see."""
+    return _greedy(state, seat, rng, False, False)
+
+
+def greedy_with(*, strongest_lead: bool = False, reserve_beats: bool = False) -> Greedy:
+    """``greedy`` with the rules of before 2026-12-06, for screening by self-play (``bench.variants``:
+    ``greedy_tiengow``): ``strongest_lead`` leads the strongest group of the largest size instead of the
+    weakest, ``reserve_beats`` does not beat with the reserved tile before the last trick.  Both true is the
+    greedy engine of before."""
+
+    def choose(state: State, seat: Seat, rng: random.Random) -> Move:
+        return _greedy(state, seat, rng, strongest_lead, reserve_beats)
+
+    return choose
+
+
+def _greedy(state: State, seat: Seat, rng: random.Random, strongest_lead: bool, reserve_beats: bool) -> Move:
     assert isinstance(state, TienGowState) and state.to_move == seat
     moves = state.legal_moves()
     if len(moves) == 1:
@@ -71,12 +89,14 @@ def greedy(state: State, seat: Seat, rng: random.Random) -> Move:
     leading = not state.cur
     if leading:
         keep = [m for m in moves if reserve not in m.code[1]] or moves
-        # many tiles first, then the strongest group of that size; ties broken by the seeded rng
-        return max(keep, key=lambda m: (len(m.code[1]), m.code[3], rng.random()))
+        # many tiles first, then the weakest group of that size (tuned by self-play; ``strongest_lead``: the
+        # strongest); ties broken by the seeded rng
+        sign = 1 if strongest_lead else -1
+        return max(keep, key=lambda m: (len(m.code[1]), sign * m.code[3], rng.random()))
     beats = [m for m in moves if m.code[0]]
     if beats:
         last_trick = len(hand) == len(beats[0].code[1])  # this trick empties every hand
-        keep = beats if last_trick else [m for m in beats if reserve not in m.code[1]]
+        keep = beats if last_trick or not reserve_beats else [m for m in beats if reserve not in m.code[1]]
         if keep:
             return min(keep, key=lambda m: (m.code[3], _power(m)))
     discards = [m for m in moves if not m.code[0]]
