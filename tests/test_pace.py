@@ -93,8 +93,9 @@ def test_rule_a_table_with_a_person_at_it_is_never_paced(app, client, drain):
     r = client.post(f"/v1/games/{gid}/moves", json={"move": move}, headers=bearer(token))
     assert r.status_code == 200, r.get_json()
     assert _queued(conn) == [keys.play_job_id(gid, 1)] and _scheduled(conn) == []
-    drain()  # three AI seats answer one after the other, none of them waits
-    assert client.get(f"/v1/games/{gid}").get_json()["version"] == 4
+    drain()  # the AI seats answer one after the other until the person is to move again, none of them waits
+    after = client.get(f"/v1/games/{gid}").get_json()
+    assert after["to_move"] == 0 and after["version"] >= 4  # at least the three answers to the lead
     assert _scheduled(conn) == []
 
 
