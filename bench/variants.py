@@ -85,7 +85,7 @@ from typing import Any, ClassVar, cast
 
 import ai
 from ai.greedy import GreedyEngine
-from ai.heuristics import Heuristics, Policy, Rollout, greedy_policy, tiengow
+from ai.heuristics import Greedy, Heuristics, Policy, Rollout, greedy_policy, tiengow
 from ai.heuristics import tiengow_wall as wall
 from ai.heuristics.kozel import (
     PLAYOUT_SCORE,
@@ -209,22 +209,41 @@ class KozelPlayout(IsmctsEngine):
         return super().choose(state, seat, params, rng)
 
 
-class GreedyKozel(GreedyEngine):
+class _GreedyOf(GreedyEngine):
+    """``greedy`` with other rules or weights at one rule set (``rules_id``: the choice ``greedy_for`` builds
+    from the variant's parameters), and ``greedy`` itself elsewhere."""
+
+    rules_id: ClassVar[str]
+
+    def greedy_for(self, params: dict[str, Any]) -> Greedy:
+        raise NotImplementedError
+
+    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
+        if state.rules.id != self.rules_id:
+            return super().choose(state, seat, params, rng)
+        t0 = time.perf_counter()
+        move = self.greedy_for(params)(state, seat, rng)
+        return Decision(move, {"iterations": 0, "candidates": [], "policy": "heuristic",
+                               "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
+
+
+class GreedyKozel(_GreedyOf):
     """``greedy`` with other ``TableSense`` weights at Kozel (module docstring)."""
 
     id = "greedy_kozel"
+    rules_id = "kozel"
     description = "greedy, at Kozel with other weights for the ends it leaves the next player"
     params: ClassVar[tuple[Param, ...]] = tuple(
         Param(name, float, float(getattr(SENSE, name)), f"ai.heuristics.kozel.TableSense.{name}",
               minimum=-1000.0, maximum=1000.0) for name in TableSense._fields)
 
-    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
-        if state.rules.id != "kozel":
-            return super().choose(state, seat, params, rng)
-        t0 = time.perf_counter()
-        move = greedy_with(state, seat, rng, TableSense(**{name: params[name] for name in TableSense._fields}))
-        return Decision(move, {"iterations": 0, "candidates": [], "policy": "heuristic",
-                               "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
+    def greedy_for(self, params: dict[str, Any]) -> Greedy:
+        sense = TableSense(**{name: params[name] for name in TableSense._fields})
+
+        def choose(state: State, seat: Seat, rng: random.Random) -> Move:
+            return greedy_with(state, seat, rng, sense)
+
+        return choose
 
 
 class _SearchesPerRoot(IsmctsEngine):
@@ -381,41 +400,31 @@ _WALL_PARAMS = (
 )
 
 
-class GreedyWall(GreedyEngine):
+class GreedyWall(_GreedyOf):
     """``greedy`` with another lead or follow in the wall game (module docstring)."""
 
     id = "greedy_wall"
+    rules_id = "tiengow_wall"
     description = "greedy, in the wall game with another lead (middle) or worth of an open column (open_column)"
     params: ClassVar[tuple[Param, ...]] = _WALL_PARAMS
 
-    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
-        if state.rules.id != "tiengow_wall":
-            return super().choose(state, seat, params, rng)
-        t0 = time.perf_counter()
-        choose = wall.greedy_with(middle=params["middle"], open_column=params["open_column"])[0]
-        move = choose(state, seat, rng)
-        return Decision(move, {"iterations": 0, "candidates": [], "policy": "heuristic",
-                               "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
+    def greedy_for(self, params: dict[str, Any]) -> Greedy:
+        return wall.greedy_with(middle=params["middle"], open_column=params["open_column"])[0]
 
 
-class GreedyTienGow(GreedyEngine):
+class GreedyTienGow(_GreedyOf):
     """``greedy`` with Tien Gow's rules of before 2026-12-06, either or both (module docstring)."""
 
     id = "greedy_tiengow"
+    rules_id = "tiengow"
     description = "greedy, at Tien Gow with the lead (strongest_lead) or the beats (reserve_beats) of before"
     params: ClassVar[tuple[Param, ...]] = (
         Param("strongest_lead", bool, False, "lead the strongest group of the largest size (else the weakest)"),
         Param("reserve_beats", bool, False, "keep the hand's strongest tile from beats before the last trick"),
     )
 
-    def choose(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random) -> Decision:
-        if state.rules.id != "tiengow":
-            return super().choose(state, seat, params, rng)
-        t0 = time.perf_counter()
-        choose = tiengow.greedy_with(strongest_lead=params["strongest_lead"], reserve_beats=params["reserve_beats"])
-        move = choose(state, seat, rng)
-        return Decision(move, {"iterations": 0, "candidates": [], "policy": "heuristic",
-                               "elapsed_ms": (time.perf_counter() - t0) * 1000.0})
+    def greedy_for(self, params: dict[str, Any]) -> Greedy:
+        return tiengow.greedy_with(strongest_lead=params["strongest_lead"], reserve_beats=params["reserve_beats"])
 
 
 class WallPlayout(IsmctsEngine):
