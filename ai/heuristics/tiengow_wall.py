@@ -147,36 +147,19 @@ def _follow(state: TienGowWallState, seat: int, open_column: float = OPEN_COLUMN
     hand = state.hands[seat]
     cols = state.cols
     n = len(cols)
-    if n == 1:
+    if n == 1 and open_column >= 1:
         # two candidates: the cheapest tile and the cheapest that goes on top.  When they differ the first
-        # loses its column and the second wins it, worth 100 when sure or placed last and ``open_column``
-        # when not, against tile values of at most 1: with ``open_column`` at 1 or more (the engine's own)
-        # the move is the cheapest beat if there is one, else the cheapest tile, no scores needed.  Both
+        # loses its column and the second wins it, worth 50 or 100 against tile values of at most 1, so
+        # the move is the cheapest beat if there is one, else the cheapest tile (no scores needed).  Both
         # are found by walking the faces cheapest first: ``in`` on the short hand is cheaper than ``min``
-        # with a key
-        top = cols[0][-1] >> 2
-        if open_column >= 1:
-            for f in CHEAPEST_ON[top]:
-                if f in hand:
-                    return (f,)
-            for f in CHEAPEST:
-                if f in hand:
-                    return (f,)
-        # a smaller ``open_column`` (screening only): a sure beat, or the better of the two scores as the
-        # general path below sums them
-        beat = -1
-        for f in CHEAPEST_ON[top]:
+        # with a key.  (A smaller ``open_column``, for screening only, takes the general path below.)
+        for f in CHEAPEST_ON[cols[0][-1] >> 2]:
             if f in hand:
-                if (seat + 1) % state.players == state.leader or STRENGTH[f] >= _unseen_tops(state, seat)[CIVIL[f]]:
-                    return (f,)
-                beat = f
-                break
+                return (f,)
         for f in CHEAPEST:
             if f in hand:
-                break
-        if beat >= 0 and -_VALUE[beat] + open_column > -_VALUE[f]:
-            return (beat,)
-        return (f,)
+                return (f,)
+        # (not reached: the hand is not empty)
     tops = [c[-1] >> 2 for c in cols]
     # the hand cheapest first: the cheapest tile that beats a top is the first in this order that does, and
     # what is left after taking some out is still in this order (the spare tiles, weakest first)
