@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 from api_support import ROOT
@@ -30,18 +31,27 @@ from bench.variants import (
 PARAMS = {"iterations": 200, "time_ms": 600_000}
 
 
-def _positions(count: int) -> list[tuple[engine.State, int]]:
-    """Tien Gow positions of greedy play where the seat to move has a real choice."""
+def _greedy_positions(rules_id: str, players: int, count: int, plies: Callable[[int], int]
+                      ) -> list[tuple[engine.State, int]]:
+    """Positions of greedy play where the seat to move has a real choice: the ``seed``-th match of
+    ``rules_id`` (from seed 0 up) after ``plies(seed)`` greedy moves, until ``count`` such positions."""
     out = []
     seed = 0
     while len(out) < count:
-        state = engine.new_game("tiengow", players=4, seed=seed)
-        for ply in range(5 + seed % 9):
+        state = engine.new_game(rules_id, players=players, seed=seed)
+        for ply in range(plies(seed)):
+            if state.to_move is None:
+                break
             state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ply).move)
         seed += 1
-        if len(state.legal_moves()) > 1:
+        if state.to_move is not None and len(state.legal_moves()) > 1:
             out.append((state, state.to_move))
     return out
+
+
+def _positions(count: int) -> list[tuple[engine.State, int]]:
+    """Tien Gow positions of greedy play where the seat to move has a real choice."""
+    return _greedy_positions("tiengow", 4, count, lambda seed: 5 + seed % 9)
 
 
 def _run(eng: ai.Engine, state: engine.State, seat: int, extra: dict, seed: int = 3) -> ai.Decision:
@@ -101,18 +111,7 @@ def test_the_soft_discards_variant_at_chance_one_is_the_search_itself_and_below_
 
 def _kozel_positions(count: int) -> list[tuple[engine.State, int]]:
     """Two-player Kozel positions of greedy play where the seat to move has a real choice."""
-    out = []
-    for seed in range(200):
-        state = engine.new_game("kozel", players=2, seed=seed)
-        for ply in range(3 + seed % 6):
-            if state.to_move is None:
-                break
-            state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ply).move)
-        if state.to_move is not None and len(state.legal_moves()) > 1:
-            out.append((state, state.to_move))
-            if len(out) == count:
-                break
-    return out
+    return _greedy_positions("kozel", 2, count, lambda seed: 3 + seed % 6)
 
 
 def test_the_paired_root_variant_searches_every_legal_move_on_common_worlds():
@@ -156,16 +155,7 @@ def test_the_kozel_greedy_variant_is_greedy_with_the_shipped_weights_and_the_she
 
 def _wall_positions(count: int, players: int = 4) -> list[tuple[engine.State, int]]:
     """Wall-game positions of greedy play where the seat to move has a real choice, leads and follows."""
-    out = []
-    seed = 0
-    while len(out) < count:
-        state = engine.new_game("tiengow_wall", players=players, seed=seed)
-        for ply in range(seed % 13):
-            state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ply).move)
-        seed += 1
-        if len(state.legal_moves()) > 1:
-            out.append((state, state.to_move))
-    return out
+    return _greedy_positions("tiengow_wall", players, count, lambda seed: seed % 13)
 
 
 def test_the_wall_greedy_variant_is_greedy_with_the_shipped_weights_and_the_greedy_of_before_without_them():
