@@ -61,7 +61,7 @@ beside the shipped ones.
   another lead or follow (``ai.heuristics.tiengow_wall.greedy_with``): ``middle=false`` leads the weakest
   single when no tile is sure, ``open_column`` is what a column won that a later follower could still take
   counts (a sure one 100, a tile spent at most 1).  The defaults are the engine's own; ``middle=false`` is
-  the greedy engine of before 2026-12-06; ``open_column=0`` won in self-play and lost against the search.
+  the greedy engine of before 2026-12-06; ``open_column=0`` won in self-play and was level against the search.
   Elsewhere it is ``greedy``.  It reproduces the self-play tuning of both (docs/ai-history.md, fifteenth
   look).
 * ``greedy_tiengow`` (parameters ``strongest_lead``, ``reserve_beats``): the ``greedy`` engine at Tien Gow with

@@ -77,8 +77,8 @@ _SUIT_DOWN: tuple[tuple[int, ...], ...] = tuple(
 
 #: what a column won counts in a follow when the seat does not place last and some tile it has not seen could
 #: still go on top of it (a sure column counts 100, a tile spent at most 1): more than any tile, so the seat
-#: takes every column it can.  Nothing (0) won in self-play but lost against the search (docs/ai.md, "The
-#: wall game's greedy lead")
+#: takes every column it can.  Nothing (0) won in self-play, was level against the search and made the
+#: search's playouts no better (docs/ai.md, "The wall game's greedy lead")
 OPEN_COLUMN = 50.0
 
 
