@@ -73,6 +73,11 @@ beside the shipped ones.
 * ``ismcts_wall_playout`` (the same two parameters as ``greedy_wall``): ``ismcts`` with the wall game's playouts played by
   that greedy engine; ``middle=false`` is the search of before 2026-12-06, decision for decision.
   Elsewhere it is ``ismcts``.
+* ``ismcts_tiengow_playout`` (parameter ``lead``): ``ismcts`` at Tien Gow with the heuristic playout's leads
+  chosen as ``greedy`` leads (``lead=greedy``: ``ai.heuristics.tiengow.lead_playout``, its fast path
+  ``lead_rollout``) or uniformly (``lead=uniform``: ``playout`` and ``rollout``).  The idea: the playout's
+  follows are already a player's (mostly the cheapest beat, else the weakest discard), its leads are not.
+  Elsewhere it is ``ismcts``.
 """
 
 from __future__ import annotations
@@ -449,9 +454,30 @@ class WallPlayout(IsmctsEngine):
         return replace(found, playout=kit[0], rollout=kit[1])
 
 
+class TienGowPlayout(IsmctsEngine):
+    """``ismcts`` with Tien Gow's playout leading as ``greedy`` does or uniformly (module docstring)."""
+
+    id = "ismcts_tiengow_playout"
+    description = "ismcts, at Tien Gow with the playout's leads greedy's (lead=greedy) or uniform (lead=uniform)"
+    params: ClassVar[tuple[Param, ...]] = (
+        *IsmctsEngine.params,
+        Param("lead", str, "greedy", "how the heuristic playout leads: 'greedy' (greedy's lead of the hand, "
+              "ai.heuristics.tiengow.lead_playout) or 'uniform' (any lead, ai.heuristics.tiengow.playout)",
+              choices=("greedy", "uniform")),
+    )
+
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        found = super().heuristics(state, params)
+        if found is None or state.rules.id != "tiengow":
+            return found
+        if params["lead"] == "greedy":
+            return replace(found, playout=tiengow.lead_playout, rollout=tiengow.lead_rollout)
+        return replace(found, playout=tiengow.playout, rollout=tiengow.rollout)
+
+
 #: the variants this bench seats, by id
 VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), Pimc(), PairedTree(),
-            KozelValue(), GreedyWall(), WallPlayout(), GreedyTienGow())
+            KozelValue(), GreedyWall(), WallPlayout(), GreedyTienGow(), TienGowPlayout())
 
 
 def register() -> None:

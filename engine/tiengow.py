@@ -53,10 +53,11 @@ test group containment with one subtraction, per-situation tables list the group
 groups come from small tables keyed by masked counts.
 
 Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
-protocol -- the move caches and tables (``moves_for``, ``beats_for``, ``BEAT_RUN1``, ``DISCARD1``,
-``discard_of``), ``observer(discard)`` (another seat's tree node in one call, with the policy's choice of
-face-down discard), ``rollout_of(playout, cheapest_beat=, last_discard=)`` (the policy played to the end of
-the deal on the state's own fields), ``hand_names`` and, on the state, ``rearranged(hands, face_down)`` (a
+protocol -- the move caches and tables (``moves_for``, ``leads_for``, ``beats_for``, ``BEAT_RUN1``,
+``DISCARD1``, ``discard_of``), ``observer(discard)`` (another seat's tree node in one call, with the policy's
+choice of face-down discard), ``rollout_of(playout, cheapest_beat=, last_discard=, lead=)`` (the policy
+played to the end of the deal on the state's own fields; ``lead``: the policy's lead of a hand, where it does
+not lead uniformly), ``hand_names`` and, on the state, ``rearranged(hands, face_down)`` (a
 copy with the hidden tiles placed elsewhere: an inference's opponent model).
 """
 
@@ -1004,10 +1005,19 @@ def observer(discard: Callable[[tuple[Face, ...], int], Move]) -> Observe:
     return observe
 
 
-def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float) -> Rollout:
+def leads_for(hand: tuple[Face, ...]) -> list[Move]:
+    """The leads of ``hand`` (a player to move on an empty trick), in legal order, from the bounded cache:
+    the shared list itself, which callers must not change."""
+    return moves_for(hand, _LEAD)
+
+
+def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float,
+               lead: Callable[[tuple[Face, ...]], Move] | None = None) -> Rollout:
     """``rollout(state, rng)``: ``playout`` move after move until the current deal ends, in one call, with
     the same moves and the same draws as calling ``playout`` and ``apply`` in a loop.  ``playout`` must be
-    this policy, drawing from ``rng`` as follows: on a lead, a uniform legal move (``below``); on a follow,
+    this policy, drawing from ``rng`` as follows: on a lead, ``lead(hand)`` of the leader's hand without a
+    draw where ``lead`` is given (one of ``leads_for(hand)``; a lead fixed per hand, so it may be cached),
+    else a uniform legal move (``below``); on a follow,
     when a beat exists and ``rng.random() < cheapest_beat``, the cheapest beat (the last one listed); else,
     when ``rng.random() < last_discard``, the last discard listed (the hand's weakest ``n`` tiles); else a
     uniform legal move.  On a state that does not halt at the end of the deal it plays ``playout`` itself.
@@ -1028,6 +1038,7 @@ def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float) ->
             return
         beat_share = cheapest_beat
         down_share = last_discard
+        lead_of = lead
         hands = st.hands
         columns = st.columns
         early_death = st.options["early_death"]
@@ -1045,7 +1056,10 @@ def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float) ->
             high_faces = st._high_faces
             while True:
                 hand = hands[t]
-                if sit == _LEAD:
+                if sit == _LEAD and lead_of is not None:
+                    # the policy's own lead of this hand, no draw
+                    move = lead_of(hand)
+                elif sit == _LEAD:
                     # a lead: uniform over every legal lead; a hand leads again and again across a search's
                     # playouts, so the cached list serves
                     leads = moves_for(hand, _LEAD)
@@ -1151,5 +1165,5 @@ def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float) ->
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("BEAT_RUN1", "DISCARD1", "TienGowState", "beats_for", "discard_of", "hand_names", "moves_for",
-              "observer", "rollout_of")
+SEARCH_KIT = ("BEAT_RUN1", "DISCARD1", "TienGowState", "beats_for", "discard_of", "hand_names", "leads_for",
+              "moves_for", "observer", "rollout_of")

@@ -25,6 +25,7 @@ from bench.variants import (
     PairedTree,
     Pimc,
     SoftDiscards,
+    TienGowPlayout,
     WallPlayout,
 )
 
@@ -221,6 +222,12 @@ def test_the_wall_playout_variant_with_the_shipped_weights_is_the_search_itself(
     assert _harness_check(WallPlayout(), _wall_positions(6), {}, {"middle": False}) > 0
 
 
+def test_the_tiengow_playout_variant_with_uniform_leads_is_the_search_itself():
+    # the variant's harness check: with lead=uniform it is ismcts node for node at Tien Gow (the heuristic
+    # playout leads uniformly); greedy's leads in the playouts change the statistics
+    assert _harness_check(TienGowPlayout(), _positions(6), {"lead": "uniform"}, {"lead": "greedy"}) > 0
+
+
 def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():
     # the variant's rule: ``pimc_worlds`` searches of an equal share of the iterations, each in one sampled
     # world of the seat's information set, their root visits summed, the most visited move played
@@ -288,7 +295,8 @@ def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # GET /v1/engines, games and suggestions know ai.ENGINES: the bench registers its variants in its own
     # process, which the service never imports
     for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout", "pimc",
-                    "ismcts_paired_tree", "ismcts_kozel_value", "greedy_wall", "ismcts_wall_playout", "greedy_tiengow"):
+                    "ismcts_paired_tree", "ismcts_kozel_value", "greedy_wall", "ismcts_wall_playout", "greedy_tiengow",
+                    "ismcts_tiengow_playout"):
         assert variant not in ai.ENGINES
         with pytest.raises(ai.UnknownEngine):
             ai.get_engine(variant)

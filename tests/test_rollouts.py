@@ -149,3 +149,37 @@ def test_the_search_chance_helpers_draw_as_random_does(n):
             assert below(fast, n) == slow.randrange(n)
         assert fast.getstate() == slow.getstate()
 
+
+
+@pytest.mark.parametrize(("players", "options"), [(p, o) for r, p, o in CASES if r == "tiengow"],
+                         ids=_case_ids([c for c in CASES if c[0] == "tiengow"]))
+def test_tiengow_lead_rollout_plays_the_lead_playout_exactly(players, options):
+    """Tien Gow's playout with greedy's leads (``lead_playout``: the leader lays the weakest group of the
+    largest size without the reserved strongest tile, no draw) has a fast path whose leads come from a cache
+    per hand: the same moves and draws as the policy move by move."""
+    from ai.heuristics import tiengow
+
+    def reference(world: State, rng: random.Random) -> None:
+        play_to_deal_end(world, tiengow.lead_playout, rng)
+
+    _assert_rollout_plays("tiengow", players, options, tiengow.lead_rollout, reference)
+
+
+def test_tiengow_greedy_lead_is_greedys_lead():
+    """The playout's lead is the greedy engine's lead (the weakest group of the largest size, the strongest
+    tile kept back), with greedy's tie draw replaced by legal order: wherever greedy's lead has no tie it is
+    the same move, and it is always one of greedy's tied best leads."""
+    from ai.heuristics import tiengow
+
+    checked = ties = 0
+    for seed, world in _positions("tiengow", 4, {}, 400):
+        if world.cur:
+            continue
+        hand = world.hands[world.to_move]
+        lead = tiengow.greedy_lead(hand)
+        picks = {tiengow.greedy(world, world.to_move, random.Random(k)) for k in range(8)}
+        assert lead in picks, f"seed {seed}: {lead} is not among greedy's leads {picks}"
+        ties += len(picks) > 1
+        checked += 1
+    assert checked > 50
+    assert ties < checked

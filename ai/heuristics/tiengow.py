@@ -28,7 +28,7 @@ from itertools import combinations
 
 from ai.heuristics import Greedy, Heuristics, register
 from engine.game import Move, Seat, State, below
-from engine.tiengow import DISCARD1, TienGowState, discard_of, observer, rollout_of
+from engine.tiengow import DISCARD1, TienGowState, discard_of, leads_for, observer, rollout_of
 from engine.tiles import CF_CIVIL, CF_MILITARY_CLASS, CF_STRENGTH, FACES, Face
 
 #: one comparable power per face across both suits (0..10): a Heaven and a nine head their suits;
@@ -157,6 +157,42 @@ def _pick(moves: list[Move], rng: random.Random) -> Move:
     return last if rng.random() < LAST_DISCARD else moves[below(rng, len(moves))]
 
 
+def greedy_lead(hand: tuple[Face, ...]) -> Move:
+    """``greedy``'s lead of ``hand`` with its ties broken in legal order instead of by a draw: the largest
+    group not using the reserved tile (the strongest single, kept for the last trick), the weakest of that
+    size; the first such in legal order (``leads_for``).  No draw, so it is fixed per hand (``_leads``)."""
+    leads = leads_for(hand)
+    reserve = _reserve(hand)
+    keep = [m for m in leads if reserve not in m.code[1]] or leads
+    return max(keep, key=lambda m: (len(m.code[1]), -m.code[3]))
+
+
+class _Leads(dict[tuple[Face, ...], Move]):
+    """hand -> ``greedy_lead(hand)``, computed once: a search's playouts lead from the same few hands again
+    and again.  Bounded: cleared when full (sampled worlds deal hands without end)."""
+
+    def __missing__(self, hand: tuple[Face, ...]) -> Move:
+        if len(self) >= _LEADS_LIMIT:
+            self.clear()
+        m = self[hand] = greedy_lead(hand)
+        return m
+
+
+_LEADS_LIMIT = 100_000
+_lead_of = _Leads().__getitem__
+
+
+def lead_playout(state: State, rng: random.Random) -> Move:
+    """``playout`` but for its leads: the leader lays ``greedy``'s lead (``greedy_lead``, no draw) instead of a
+    uniform one.  A uniform lead throws away a fifth of a playout's information: greedy's weakest-largest
+    lead is what a player of the game does (docs/ai.md, "Tien Gow's playout lead")."""
+    moves = state.legal_moves()
+    if moves[-1].code[0]:  # only face-up plays: a lead
+        assert isinstance(state, TienGowState) and state.to_move is not None
+        return _lead_of(state.hands[state.to_move])
+    return _pick(moves, rng)
+
+
 #: ``observe(state)``, the search's fast path for another seat's tree node: the distinct observation keys
 #: of its legal moves, in legal order, and for each key the move the seat plays -- the only move with that
 #: key, or among the face-down discards (all observed as one) ``hidden``'s choice, the weakest
@@ -168,6 +204,8 @@ observe = observer(weakest)
 #: (``engine.tiengow.rollout_of``; ``tests/test_rollouts.py`` plays both from thousands of sampled positions
 #: and compares states and generators)
 rollout = rollout_of(playout, cheapest_beat=CHEAPEST_BEAT, last_discard=LAST_DISCARD)
+#: ``lead_playout`` to the end of the deal in one call (the same fast path, with its leads cached per hand)
+lead_rollout = rollout_of(lead_playout, cheapest_beat=CHEAPEST_BEAT, last_discard=LAST_DISCARD, lead=_lead_of)
 
 
 HEURISTICS = register("tiengow", Heuristics(greedy=greedy, playout=playout, rollout=rollout, hidden=hidden,
