@@ -73,9 +73,10 @@ beside the shipped ones.
 * ``ismcts_wall_playout`` (the same two parameters as ``greedy_wall``): ``ismcts`` with the wall game's playouts played by
   that greedy engine; ``middle=false`` is the search of before 2026-12-06, decision for decision.
   Elsewhere it is ``ismcts``.
-* ``ismcts_tiengow_playout`` (parameter ``lead``): ``ismcts`` at Tien Gow with the heuristic playout's leads
-  chosen as ``greedy`` leads (``lead=greedy``: ``ai.heuristics.tiengow.lead_playout``, its fast path
-  ``lead_rollout``) or uniformly (``lead=uniform``: ``playout`` and ``rollout``).  The idea: the playout's
+* ``ismcts_tiengow_playout`` (parameters ``lead``, ``cheapest_beat``, ``last_discard``): ``ismcts`` at Tien Gow
+  with the heuristic playout's leads chosen as ``greedy`` leads (``lead=greedy``:
+  ``ai.heuristics.tiengow.lead_playout``, its fast path ``lead_rollout``) or uniformly (``lead=uniform``:
+  ``playout`` and ``rollout``), and its follows' two chances (``ai.heuristics.tiengow.playout_with``).  The idea: the playout's
   follows are already a player's (mostly the cheapest beat, else the weakest discard), its leads are not.
   Elsewhere it is ``ismcts``.
 """
@@ -464,15 +465,24 @@ class TienGowPlayout(IsmctsEngine):
         Param("lead", str, "greedy", "how the heuristic playout leads: 'greedy' (greedy's lead of the hand, "
               "ai.heuristics.tiengow.lead_playout) or 'uniform' (any lead, ai.heuristics.tiengow.playout)",
               choices=("greedy", "uniform")),
+        Param("cheapest_beat", float, tiengow.CHEAPEST_BEAT, "the playout's chance of the cheapest beat on a "
+              "follow that has one", minimum=0.0, maximum=1.0),
+        Param("last_discard", float, tiengow.LAST_DISCARD, "the playout's chance, when it does not beat, of the "
+              "weakest discard (else a uniform move)", minimum=0.0, maximum=1.0),
     )
+
+    def __init__(self) -> None:
+        self._kits: dict[tuple[str, float, float], tuple[Policy, Rollout]] = {}
 
     def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
         found = super().heuristics(state, params)
         if found is None or state.rules.id != "tiengow":
             return found
-        if params["lead"] == "greedy":
-            return replace(found, playout=tiengow.lead_playout, rollout=tiengow.lead_rollout)
-        return replace(found, playout=tiengow.playout, rollout=tiengow.rollout)
+        key = (params["lead"], params["cheapest_beat"], params["last_discard"])
+        kit = self._kits.get(key)
+        if kit is None:
+            kit = self._kits[key] = tiengow.playout_with(lead=key[0], cheapest_beat=key[1], last_discard=key[2])
+        return replace(found, playout=kit[0], rollout=kit[1])
 
 
 #: the variants this bench seats, by id

@@ -183,3 +183,18 @@ def test_tiengow_greedy_lead_is_greedys_lead():
         checked += 1
     assert checked > 50
     assert ties < checked
+
+
+@pytest.mark.parametrize(("lead", "cheapest_beat", "last_discard"),
+                         [("greedy", 1.0, 1.0), ("greedy", 0.9, 0.0), ("uniform", 0.5, 1.0)])
+def test_tiengow_screened_playouts_have_exact_rollouts(lead, cheapest_beat, last_discard):
+    """The playouts screened by ``ismcts_tiengow_playout`` (other leads and follow chances,
+    ``ai.heuristics.tiengow.playout_with``) are played by their fast path exactly as move by move."""
+    from ai.heuristics import tiengow
+
+    policy, rollout = tiengow.playout_with(lead=lead, cheapest_beat=cheapest_beat, last_discard=last_discard)
+
+    def reference(world: State, rng: random.Random) -> None:
+        play_to_deal_end(world, policy, rng)
+
+    _assert_rollout_plays("tiengow", 4, {}, rollout, reference)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 from itertools import combinations
 
-from ai.heuristics import Greedy, Heuristics, register
+from ai.heuristics import Greedy, Heuristics, Policy, Rollout, register
 from engine.game import Move, Seat, State, below
 from engine.tiengow import DISCARD1, TienGowState, discard_of, leads_for, observer, rollout_of
 from engine.tiles import CF_CIVIL, CF_MILITARY_CLASS, CF_STRENGTH, FACES, Face
@@ -141,20 +141,20 @@ LAST_DISCARD = 0.5
 
 def playout(state: State, rng: random.Random) -> Move:
     """A cheap playout policy: mostly the cheapest beat when one exists, else a weak discard."""
-    return _pick(state.legal_moves(), rng)
+    return _pick(state.legal_moves(), rng, CHEAPEST_BEAT, LAST_DISCARD)
 
 
-def _pick(moves: list[Move], rng: random.Random) -> Move:
+def _pick(moves: list[Move], rng: random.Random, cheapest_beat: float, last_discard: float) -> Move:
     last = moves[-1]
     if last.code[0]:  # only face-up plays: a lead
         return moves[below(rng, len(moves))]
-    if moves[0].code[0] and rng.random() < CHEAPEST_BEAT:
+    if moves[0].code[0] and rng.random() < cheapest_beat:
         k = 1
         while moves[k].code[0]:
             k += 1
         return moves[k - 1]
     # discards come in combination order of the hand sorted strongest face first: the tail is weakest
-    return last if rng.random() < LAST_DISCARD else moves[below(rng, len(moves))]
+    return last if rng.random() < last_discard else moves[below(rng, len(moves))]
 
 
 def greedy_lead(hand: tuple[Face, ...]) -> Move:
@@ -186,11 +186,15 @@ def lead_playout(state: State, rng: random.Random) -> Move:
     """``playout`` but for its leads: the leader lays ``greedy``'s lead (``greedy_lead``, no draw) instead of a
     uniform one.  A uniform lead throws away a fifth of a playout's information: greedy's weakest-largest
     lead is what a player of the game does (docs/ai.md, "Tien Gow's playout lead")."""
+    return _lead_pick(state, rng, CHEAPEST_BEAT, LAST_DISCARD)
+
+
+def _lead_pick(state: State, rng: random.Random, cheapest_beat: float, last_discard: float) -> Move:
     moves = state.legal_moves()
     if moves[-1].code[0]:  # only face-up plays: a lead
         assert isinstance(state, TienGowState) and state.to_move is not None
         return _lead_of(state.hands[state.to_move])
-    return _pick(moves, rng)
+    return _pick(moves, rng, cheapest_beat, last_discard)
 
 
 #: ``observe(state)``, the search's fast path for another seat's tree node: the distinct observation keys
@@ -206,6 +210,22 @@ observe = observer(weakest)
 rollout = rollout_of(playout, cheapest_beat=CHEAPEST_BEAT, last_discard=LAST_DISCARD)
 #: ``lead_playout`` to the end of the deal in one call (the same fast path, with its leads cached per hand)
 lead_rollout = rollout_of(lead_playout, cheapest_beat=CHEAPEST_BEAT, last_discard=LAST_DISCARD, lead=_lead_of)
+
+
+def playout_with(*, lead: str, cheapest_beat: float, last_discard: float) -> tuple[Policy, Rollout]:
+    """The heuristic playout and its fast path with other settings, for screening (``bench.variants``:
+    ``ismcts_tiengow_playout``): ``lead`` ``"greedy"`` (``lead_playout``'s leads) or ``"uniform"``
+    (``playout``'s), and the follows' two chances."""
+    if lead == "greedy":
+        def policy(state: State, rng: random.Random) -> Move:
+            return _lead_pick(state, rng, cheapest_beat, last_discard)
+
+        return policy, rollout_of(policy, cheapest_beat=cheapest_beat, last_discard=last_discard, lead=_lead_of)
+
+    def uniform(state: State, rng: random.Random) -> Move:
+        return _pick(state.legal_moves(), rng, cheapest_beat, last_discard)
+
+    return uniform, rollout_of(uniform, cheapest_beat=cheapest_beat, last_discard=last_discard)
 
 
 HEURISTICS = register("tiengow", Heuristics(greedy=greedy, playout=playout, rollout=rollout, hidden=hidden,
