@@ -74,11 +74,11 @@ beside the shipped ones.
   that greedy engine; ``middle=false`` is the search of before 2026-12-06, decision for decision.
   Elsewhere it is ``ismcts``.
 * ``ismcts_tiengow_playout`` (parameters ``lead``, ``cheapest_beat``, ``last_discard``): ``ismcts`` at Tien Gow
-  with the heuristic playout's leads chosen as ``greedy`` leads (``lead=greedy``:
-  ``ai.heuristics.tiengow.lead_playout``, its fast path ``lead_rollout``) or uniformly (``lead=uniform``:
-  ``playout`` and ``rollout``), and its follows' two chances (``ai.heuristics.tiengow.playout_with``).  The idea: the playout's
-  follows are already a player's (mostly the cheapest beat, else the weakest discard), its leads are not.
-  Elsewhere it is ``ismcts``.
+  with the heuristic playout's leads chosen as ``greedy`` leads (``lead=greedy``, the default:
+  ``ai.heuristics.tiengow.playout``, the shipped one) or uniformly (``lead=uniform``: ``uniform_playout``,
+  the search of before the sixteenth look (2026-12-06), decision for decision), and its follows' two chances
+  (``ai.heuristics.tiengow.playout_with``).  The idea: the playout's follows were already a player's (mostly
+  the cheapest beat, else the weakest discard), its leads were not.  Elsewhere it is ``ismcts``.
 """
 
 from __future__ import annotations
@@ -463,7 +463,8 @@ class TienGowPlayout(IsmctsEngine):
     params: ClassVar[tuple[Param, ...]] = (
         *IsmctsEngine.params,
         Param("lead", str, "greedy", "how the heuristic playout leads: 'greedy' (greedy's lead of the hand, "
-              "ai.heuristics.tiengow.lead_playout) or 'uniform' (any lead, ai.heuristics.tiengow.playout)",
+              "ai.heuristics.tiengow.playout, the shipped one) or 'uniform' (any lead, the playout of before "
+              "the sixteenth look, ai.heuristics.tiengow.uniform_playout)",
               choices=("greedy", "uniform")),
         Param("cheapest_beat", float, tiengow.CHEAPEST_BEAT, "the playout's chance of the cheapest beat on a "
               "follow that has one", minimum=0.0, maximum=1.0),

@@ -153,19 +153,19 @@ def test_the_search_chance_helpers_draw_as_random_does(n):
 
 @pytest.mark.parametrize(("players", "options"), [(p, o) for r, p, o in CASES if r == "tiengow"],
                          ids=_case_ids([c for c in CASES if c[0] == "tiengow"]))
-def test_tiengow_lead_rollout_plays_the_lead_playout_exactly(players, options):
-    """Tien Gow's playout with greedy's leads (``lead_playout``: the leader lays the weakest group of the
-    largest size without the reserved strongest tile, no draw) has a fast path whose leads come from a cache
-    per hand: the same moves and draws as the policy move by move."""
+def test_tiengow_uniform_rollout_plays_the_uniform_playout_exactly(players, options):
+    """Tien Gow's playout of before the sixteenth look (``uniform_playout``: any lead, uniformly; kept for the
+    arena's ``ismcts_tiengow_playout:lead=uniform``) keeps its exact fast path too; the shipped playout
+    (greedy's leads, from a cache per hand) is checked above with every rule set's."""
     from ai.heuristics import tiengow
 
     def reference(world: State, rng: random.Random) -> None:
-        play_to_deal_end(world, tiengow.lead_playout, rng)
+        play_to_deal_end(world, tiengow.uniform_playout, rng)
 
-    _assert_rollout_plays("tiengow", players, options, tiengow.lead_rollout, reference)
+    _assert_rollout_plays("tiengow", players, options, tiengow.uniform_rollout, reference)
 
 
-def test_tiengow_greedy_lead_is_greedys_lead():
+def test_tiengow_playout_leads_as_greedy_does():
     """The playout's lead is the greedy engine's lead (the weakest group of the largest size, the strongest
     tile kept back), with greedy's tie draw replaced by legal order: wherever greedy's lead has no tie it is
     the same move, and it is always one of greedy's tied best leads."""
@@ -177,6 +177,7 @@ def test_tiengow_greedy_lead_is_greedys_lead():
             continue
         hand = world.hands[world.to_move]
         lead = tiengow.greedy_lead(hand)
+        assert tiengow.playout(world, random.Random(seed)) is lead, f"seed {seed}: the playout leads otherwise"
         picks = {tiengow.greedy(world, world.to_move, random.Random(k)) for k in range(8)}
         assert lead in picks, f"seed {seed}: {lead} is not among greedy's leads {picks}"
         ties += len(picks) > 1

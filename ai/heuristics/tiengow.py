@@ -7,9 +7,12 @@
   weakest ``n`` tiles face down.  Tuned by self-play (docs/ai.md, "Tien Gow's greedy engine"): before
   2026-12-06 it led the strongest group of the largest size and did not beat with the reserved tile
   before the last trick; the engine of now beats that one by +1.9 points a deal (``greedy_with``).
-* ``playout(state, rng)``: a policy for ISMCTS playouts that costs barely more than a uniform choice: the
-  legal move list is already ordered (beats strongest first, then discards in combination order), so it
-  beats with the cheapest beat most of the time and otherwise discards the tail of the hand.
+* ``playout(state, rng)``: a policy for ISMCTS playouts that costs barely more than a uniform choice.  A
+  leader lays greedy's lead (``greedy_lead``, cached per hand; until the sixteenth look, 2026-12-06, any
+  lead, uniformly: ``uniform_playout``, measured weaker at equal time in docs/ai.md, "Tien Gow's playout
+  lead"); a follower's legal move list is already ordered (beats strongest first, then discards in
+  combination order), so it beats with the cheapest beat most of the time and otherwise discards the tail
+  of the hand.
   ``rollout(state, rng)`` plays it to the end of the deal in one call (the search's fast path, built by
   the engine's search kit, ``engine.tiengow.rollout_of``).
 * ``hidden(state, moves, rng)``: the search's model of which face-down discard another seat plays (the
@@ -139,32 +142,34 @@ CHEAPEST_BEAT = 0.75
 LAST_DISCARD = 0.5
 
 
-def playout(state: State, rng: random.Random) -> Move:
-    """A cheap playout policy: mostly the cheapest beat when one exists, else a weak discard."""
-    return _pick(state.legal_moves(), rng, CHEAPEST_BEAT, LAST_DISCARD)
-
-
-def _pick(moves: list[Move], rng: random.Random, cheapest_beat: float, last_discard: float) -> Move:
-    last = moves[-1]
-    if last.code[0]:  # only face-up plays: a lead
-        return moves[below(rng, len(moves))]
-    if moves[0].code[0] and rng.random() < cheapest_beat:
-        k = 1
-        while moves[k].code[0]:
-            k += 1
-        return moves[k - 1]
-    # discards come in combination order of the hand sorted strongest face first: the tail is weakest
-    return last if rng.random() < last_discard else moves[below(rng, len(moves))]
-
-
 def greedy_lead(hand: tuple[Face, ...]) -> Move:
     """``greedy``'s lead of ``hand`` with its ties broken in legal order instead of by a draw: the largest
     group not using the reserved tile (the strongest single, kept for the last trick), the weakest of that
-    size; the first such in legal order (``leads_for``).  No draw, so it is fixed per hand (``_leads``)."""
+    size; the first such in legal order (``leads_for``).  No draw, so it is fixed per hand (``_Leads``)."""
     leads = leads_for(hand)
-    reserve = _reserve(hand)
-    keep = [m for m in leads if reserve not in m.code[1]] or leads
-    return max(keep, key=lambda m: (len(m.code[1]), -m.code[3]))
+    if len(hand) > 1:
+        reserve = max(hand, key=_POWER_AT)  # ``_reserve``, without a lambda: a search asks for fresh hands
+        keep = [m for m in leads if reserve not in m.code[1]] or leads
+    else:
+        keep = leads
+    # (size, -rank) as one int per move, looked up by the move's int key: no tuple built per lead; the first
+    # of the greatest, as ``max`` picks
+    order = [_LEAD_ORDER[m.key] for m in keep]
+    return keep[order.index(max(order))]
+
+
+_POWER_AT = POWER.__getitem__
+
+
+def _lead_order() -> dict[int, int]:
+    """lead move key -> ``size * 1000 - rank``, which orders leads as ``(size, -rank)`` does, for every lead
+    of the set (the leads of a hand of two tiles of every face)."""
+    every = leads_for(tuple(sorted(FACES * 2)))
+    assert all(0 <= m.code[3] < 1000 for m in every)
+    return {m.key: len(m.code[1]) * 1000 - m.code[3] for m in every}
+
+
+_LEAD_ORDER = _lead_order()
 
 
 class _Leads(dict[tuple[Face, ...], Move]):
@@ -182,11 +187,32 @@ _LEADS_LIMIT = 100_000
 _lead_of = _Leads().__getitem__
 
 
-def lead_playout(state: State, rng: random.Random) -> Move:
-    """``playout`` but for its leads: the leader lays ``greedy``'s lead (``greedy_lead``, no draw) instead of a
-    uniform one.  A uniform lead throws away a fifth of a playout's information: greedy's weakest-largest
-    lead is what a player of the game does (docs/ai.md, "Tien Gow's playout lead")."""
+def playout(state: State, rng: random.Random) -> Move:
+    """A cheap playout policy: a leader lays ``greedy``'s lead (``greedy_lead``: the weakest group of the
+    largest size without the strongest tile, no draw); a follower mostly beats with the cheapest beat when
+    one exists, else mostly discards its weakest tiles.  Until the sixteenth look (2026-12-06) it led
+    uniformly (``uniform_playout``); the greedy lead is ahead of that at equal time (docs/ai.md, "Tien Gow's
+    playout lead")."""
     return _lead_pick(state, rng, CHEAPEST_BEAT, LAST_DISCARD)
+
+
+def uniform_playout(state: State, rng: random.Random) -> Move:
+    """The playout of before the sixteenth look (2026-12-06): as ``playout``, but any lead, uniformly
+    (``ismcts_tiengow_playout:lead=uniform`` in ``bench.variants`` searches with it)."""
+    return _pick(state.legal_moves(), rng, CHEAPEST_BEAT, LAST_DISCARD)
+
+
+def _pick(moves: list[Move], rng: random.Random, cheapest_beat: float, last_discard: float) -> Move:
+    last = moves[-1]
+    if last.code[0]:  # only face-up plays: a lead
+        return moves[below(rng, len(moves))]
+    if moves[0].code[0] and rng.random() < cheapest_beat:
+        k = 1
+        while moves[k].code[0]:
+            k += 1
+        return moves[k - 1]
+    # discards come in combination order of the hand sorted strongest face first: the tail is weakest
+    return last if rng.random() < last_discard else moves[below(rng, len(moves))]
 
 
 def _lead_pick(state: State, rng: random.Random, cheapest_beat: float, last_discard: float) -> Move:
@@ -204,18 +230,20 @@ def _lead_pick(state: State, rng: random.Random, cheapest_beat: float, last_disc
 #: ``observed_keys``, ``hidden``; ``tests/test_ai_observe.py`` compares them).
 observe = observer(weakest)
 
-#: ``rollout(state, rng)``: ``playout`` to the end of the deal in one call, with the same moves and draws
-#: (``engine.tiengow.rollout_of``; ``tests/test_rollouts.py`` plays both from thousands of sampled positions
-#: and compares states and generators)
-rollout = rollout_of(playout, cheapest_beat=CHEAPEST_BEAT, last_discard=LAST_DISCARD)
-#: ``lead_playout`` to the end of the deal in one call (the same fast path, with its leads cached per hand)
-lead_rollout = rollout_of(lead_playout, cheapest_beat=CHEAPEST_BEAT, last_discard=LAST_DISCARD, lead=_lead_of)
+#: ``rollout(state, rng)``: ``playout`` to the end of the deal in one call, with the same moves and draws,
+#: its leads cached per hand (``engine.tiengow.rollout_of``; ``tests/test_rollouts.py`` plays both from
+#: thousands of sampled positions and compares states and generators)
+rollout = rollout_of(playout, cheapest_beat=CHEAPEST_BEAT, last_discard=LAST_DISCARD, lead=_lead_of)
+#: ``uniform_playout`` to the end of the deal in one call (the fast path of before the sixteenth look)
+uniform_rollout = rollout_of(uniform_playout, cheapest_beat=CHEAPEST_BEAT, last_discard=LAST_DISCARD)
 
 
 def playout_with(*, lead: str, cheapest_beat: float, last_discard: float) -> tuple[Policy, Rollout]:
     """The heuristic playout and its fast path with other settings, for screening (``bench.variants``:
-    ``ismcts_tiengow_playout``): ``lead`` ``"greedy"`` (``lead_playout``'s leads) or ``"uniform"``
-    (``playout``'s), and the follows' two chances."""
+    ``ismcts_tiengow_playout``): ``lead`` ``"greedy"`` (``playout``'s leads) or ``"uniform"``
+    (``uniform_playout``'s), and the follows' two chances."""
+    if (cheapest_beat, last_discard) == (CHEAPEST_BEAT, LAST_DISCARD):
+        return (playout, rollout) if lead == "greedy" else (uniform_playout, uniform_rollout)
     if lead == "greedy":
         def policy(state: State, rng: random.Random) -> Move:
             return _lead_pick(state, rng, cheapest_beat, last_discard)
