@@ -1056,20 +1056,21 @@ def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float,
             high_faces = st._high_faces
             while True:
                 hand = hands[t]
-                if sit == _LEAD and lead_of is not None:
-                    # the policy's own lead of this hand, no draw
-                    move = lead_of(hand)
-                elif sit == _LEAD:
-                    # a lead: uniform over every legal lead; a hand leads again and again across a search's
-                    # playouts, so the cached list serves
-                    leads = moves_for(hand, _LEAD)
-                    # ``below(rng, size)`` spelled out: a call per lead is a tenth of a playout
-                    size = len(leads)
-                    b = size.bit_length()
-                    r = getrandbits(b)
-                    while r >= size:
+                if sit == _LEAD:
+                    if lead_of is not None:
+                        # the policy's own lead of this hand, no draw
+                        move = lead_of(hand)
+                    else:
+                        # uniform over every legal lead; a hand leads again and again across a search's
+                        # playouts, so the cached list serves
+                        leads = moves_for(hand, _LEAD)
+                        # ``below(rng, size)`` spelled out: a call per lead is a tenth of a playout
+                        size = len(leads)
+                        b = size.bit_length()
                         r = getrandbits(b)
-                    move = leads[r]
+                        while r >= size:
+                            r = getrandbits(b)
+                        move = leads[r]
                 elif len(hand) == 1 and early_death and not columns[t]:
                     # §7 early death: the discard of the last tile is the only move, and the policy still
                     # draws (the last move, or a uniform choice among the one)

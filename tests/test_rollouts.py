@@ -150,7 +150,6 @@ def test_the_search_chance_helpers_draw_as_random_does(n):
         assert fast.getstate() == slow.getstate()
 
 
-
 @pytest.mark.parametrize(("players", "options"), [(p, o) for r, p, o in CASES if r == "tiengow"],
                          ids=_case_ids([c for c in CASES if c[0] == "tiengow"]))
 def test_tiengow_uniform_rollout_plays_the_uniform_playout_exactly(players, options):

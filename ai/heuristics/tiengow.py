@@ -62,7 +62,15 @@ def _power(move: Move) -> float:
 
 
 def _reserve(hand: tuple[Face, ...]) -> Face | None:
-    return max(hand, key=lambda f: POWER[f]) if len(hand) > 1 else None
+    return max(hand, key=_POWER_AT) if len(hand) > 1 else None
+
+
+_POWER_AT = POWER.__getitem__
+
+
+def _unreserved(moves: list[Move], reserve: Face | None) -> list[Move]:
+    """The moves that keep ``reserve`` back, or all of them when none does (or there is no reserve)."""
+    return [m for m in moves if reserve not in m.code[1]] or moves
 
 
 def greedy(state: State, seat: Seat, rng: random.Random) -> Move:
@@ -91,7 +99,7 @@ def _greedy(state: State, seat: Seat, rng: random.Random, strongest_lead: bool, 
     reserve = _reserve(hand)
     leading = not state.cur
     if leading:
-        keep = [m for m in moves if reserve not in m.code[1]] or moves
+        keep = _unreserved(moves, reserve)
         # many tiles first, then the weakest group of that size (tuned by self-play; ``strongest_lead``: the
         # strongest); ties broken by the seeded rng
         sign = 1 if strongest_lead else -1
@@ -146,19 +154,11 @@ def greedy_lead(hand: tuple[Face, ...]) -> Move:
     """``greedy``'s lead of ``hand`` with its ties broken in legal order instead of by a draw: the largest
     group not using the reserved tile (the strongest single, kept for the last trick), the weakest of that
     size; the first such in legal order (``leads_for``).  No draw, so it is fixed per hand (``_Leads``)."""
-    leads = leads_for(hand)
-    if len(hand) > 1:
-        reserve = max(hand, key=_POWER_AT)  # ``_reserve``, without a lambda: a search asks for fresh hands
-        keep = [m for m in leads if reserve not in m.code[1]] or leads
-    else:
-        keep = leads
+    keep = _unreserved(leads_for(hand), _reserve(hand))
     # (size, -rank) as one int per move, looked up by the move's int key: no tuple built per lead; the first
     # of the greatest, as ``max`` picks
     order = [_LEAD_ORDER[m.key] for m in keep]
     return keep[order.index(max(order))]
-
-
-_POWER_AT = POWER.__getitem__
 
 
 def _lead_order() -> dict[int, int]:
@@ -242,8 +242,6 @@ def playout_with(*, lead: str, cheapest_beat: float, last_discard: float) -> tup
     """The heuristic playout and its fast path with other settings, for screening (``bench.variants``:
     ``ismcts_tiengow_playout``): ``lead`` ``"greedy"`` (``playout``'s leads) or ``"uniform"``
     (``uniform_playout``'s), and the follows' two chances."""
-    if (cheapest_beat, last_discard) == (CHEAPEST_BEAT, LAST_DISCARD):
-        return (playout, rollout) if lead == "greedy" else (uniform_playout, uniform_rollout)
     if lead == "greedy":
         def policy(state: State, rng: random.Random) -> Move:
             return _lead_pick(state, rng, cheapest_beat, last_discard)
