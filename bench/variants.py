@@ -79,6 +79,11 @@ beside the shipped ones.
   the search of before the sixteenth look (2026-12-06), decision for decision), and its follows' two chances
   (``ai.heuristics.tiengow.playout_with``).  The idea: the playout's follows were already a player's (mostly
   the cheapest beat, else the weakest discard), its leads were not.  Elsewhere it is ``ismcts``.
+* ``ismcts_tiuu_playout`` (parameters ``explore``, ``growth``, ``growth_stock``): ``ismcts`` at Tiu U with the
+  heuristic playout at other weights (``ai.heuristics.tiuu.playout_with``; the defaults are the shipped
+  ``PLAYOUT_EXPLORE``, ``PLAYOUT_GROWTH`` and ``PLAYOUT_GROWTH_STOCK``, with which it is ``ismcts`` itself).
+  The idea: at Tien Gow and Kozel a playout closer to a player's own choices made the search stronger at
+  equal time, and Tiu U's hand-set weights had never been screened.  Elsewhere it is ``ismcts``.
 """
 
 from __future__ import annotations
@@ -91,7 +96,7 @@ from typing import Any, ClassVar, cast
 
 import ai
 from ai.greedy import GreedyEngine
-from ai.heuristics import Greedy, Heuristics, Policy, Rollout, greedy_policy, tiengow
+from ai.heuristics import Greedy, Heuristics, Policy, Rollout, greedy_policy, tiengow, tiuu
 from ai.heuristics import tiengow_wall as wall
 from ai.heuristics.kozel import (
     PLAYOUT_SCORE,
@@ -486,9 +491,38 @@ class TienGowPlayout(IsmctsEngine):
         return replace(found, playout=kit[0], rollout=kit[1])
 
 
+class TiuUPlayout(IsmctsEngine):
+    """``ismcts`` with Tiu U's heuristic playout at other weights (module docstring)."""
+
+    id = "ismcts_tiuu_playout"
+    description = "ismcts, at Tiu U with the heuristic playout's exploration and growth values as given"
+    params: ClassVar[tuple[Param, ...]] = (
+        *IsmctsEngine.params,
+        Param("explore", float, tiuu.PLAYOUT_EXPLORE, "the playout's chance of a uniform move",
+              minimum=0.0, maximum=1.0),
+        Param("growth", int, tiuu.PLAYOUT_GROWTH, "what tripling or the seed's fourth tile is worth to the "
+              "playout while the stock is large (a capture is worth its fish)", minimum=0, maximum=100),
+        Param("growth_stock", int, tiuu.PLAYOUT_GROWTH_STOCK, "the stock size above which growth counts "
+              "(else it is worth 1)", minimum=0, maximum=100),
+    )
+
+    def __init__(self) -> None:
+        self._kits: dict[tuple[float, int, int], tuple[Policy, Rollout]] = {}
+
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        found = super().heuristics(state, params)
+        if found is None or state.rules.id != "tiuu":
+            return found
+        key = (params["explore"], params["growth"], params["growth_stock"])
+        kit = self._kits.get(key)
+        if kit is None:
+            kit = self._kits[key] = tiuu.playout_with(explore=key[0], growth=key[1], growth_stock=key[2])
+        return replace(found, playout=kit[0], rollout=kit[1])
+
+
 #: the variants this bench seats, by id
 VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), Pimc(), PairedTree(),
-            KozelValue(), GreedyWall(), WallPlayout(), GreedyTienGow(), TienGowPlayout())
+            KozelValue(), GreedyWall(), WallPlayout(), GreedyTienGow(), TienGowPlayout(), TiuUPlayout())
 
 
 def register() -> None:

@@ -26,6 +26,7 @@ from bench.variants import (
     Pimc,
     SoftDiscards,
     TienGowPlayout,
+    TiuUPlayout,
     WallPlayout,
 )
 
@@ -228,6 +229,13 @@ def test_the_tiengow_playout_variant_with_the_shipped_playout_is_the_search_itse
     assert _harness_check(TienGowPlayout(), _positions(6), {}, {"lead": "uniform"}) > 0
 
 
+def test_the_tiuu_playout_variant_with_the_shipped_weights_is_the_search_itself():
+    # the variant's harness check: with its defaults (the shipped exploration and growth values) it is ismcts
+    # node for node at Tiu U; a playout without random moves changes the statistics
+    positions = _greedy_positions("tiuu", 2, 6, lambda seed: 3 + seed % 7)
+    assert _harness_check(TiuUPlayout(), positions, {}, {"explore": 0.0}) > 0
+
+
 def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():
     # the variant's rule: ``pimc_worlds`` searches of an equal share of the iterations, each in one sampled
     # world of the seat's information set, their root visits summed, the most visited move played
@@ -296,7 +304,7 @@ def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # process, which the service never imports
     for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout", "pimc",
                     "ismcts_paired_tree", "ismcts_kozel_value", "greedy_wall", "ismcts_wall_playout", "greedy_tiengow",
-                    "ismcts_tiengow_playout"):
+                    "ismcts_tiengow_playout", "ismcts_tiuu_playout"):
         assert variant not in ai.ENGINES
         with pytest.raises(ai.UnknownEngine):
             ai.get_engine(variant)

@@ -198,3 +198,18 @@ def test_tiengow_screened_playouts_have_exact_rollouts(lead, cheapest_beat, last
         play_to_deal_end(world, policy, rng)
 
     _assert_rollout_plays("tiengow", 4, {}, rollout, reference)
+
+
+@pytest.mark.parametrize(("explore", "growth", "growth_stock"), [(0.0, 12, 12), (0.5, 30, 0), (0.1, 0, 40)])
+def test_tiuu_screened_playouts_have_exact_rollouts(explore, growth, growth_stock):
+    """The playouts screened by ``ismcts_tiuu_playout`` (other exploration and growth values,
+    ``ai.heuristics.tiuu.playout_with``) are played by their fast path exactly as move by move."""
+    from ai.heuristics import tiuu
+
+    policy, rollout = tiuu.playout_with(explore=explore, growth=growth, growth_stock=growth_stock)
+
+    def reference(world: State, rng: random.Random) -> None:
+        play_to_deal_end(world, policy, rng)
+
+    for players, options in [(engine.RULES["tiuu"].default_players, {}), *engine.RULES["tiuu"].variants]:
+        _assert_rollout_plays("tiuu", players, options, rollout, reference)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from typing import cast
 
-from ai.heuristics import Heuristics, register
+from ai.heuristics import Heuristics, Policy, Rollout, register
 from engine.game import Move, State, below
 from engine.tiuu import (
     CAPTURE,
@@ -91,39 +91,47 @@ def greedy(state: State, seat: int, rng: random.Random) -> Move:
     return best[0] if len(best) == 1 else rng.choice(best)
 
 
-def playout(state: State, rng: random.Random) -> Move:
-    """A cheap policy for ISMCTS playouts: mostly the biggest immediate catch, sometimes a random move;
-    tripling and the fourth tile (seed) only while enough stock is left to use the extra tiles."""
-    # cast, not isinstance: the search calls this for every playout step
-    st = cast(TiuUState, state)
-    moves = st.legal_moves()
-    if len(moves) == 1:
-        return moves[0]
-    if rng.random() < PLAYOUT_EXPLORE:
-        return moves[below(rng, len(moves))]
-    grow = PLAYOUT_GROWTH if st.nstock > PLAYOUT_GROWTH_STOCK else 1
-    best = moves[0]
-    best_value = -1
-    for m in moves:
-        kind, a, b = m.code
-        if kind in (CAPTURE, TAKE):
-            v = FISH[a] + FISH[b]
-        elif kind == FLIP:
-            v = 0
-        elif kind == FOURTH and st.classic:
-            v = 4 * FISH[a]
-        else:
-            v = grow
-        if v > best_value:
-            best, best_value = m, v
-    return best
+def playout_with(*, explore: float, growth: int, growth_stock: int) -> tuple[Policy, Rollout]:
+    """The playout policy with these weights, and its fast path (``engine.tiuu.rollout_of``, which plays the
+    same moves with the same draws): a uniform move with chance ``explore``, else the biggest immediate
+    catch, tripling and the seed's fourth tile worth ``growth`` while the stock holds more than
+    ``growth_stock`` tiles, else 1.  The shipped playout is ``playout_with`` at ``PLAYOUT_EXPLORE``,
+    ``PLAYOUT_GROWTH`` and ``PLAYOUT_GROWTH_STOCK``; ``tilehouse bench variants`` screens others."""
+
+    def policy(state: State, rng: random.Random) -> Move:
+        # cast, not isinstance: the search calls this for every playout step
+        st = cast(TiuUState, state)
+        moves = st.legal_moves()
+        if len(moves) == 1:
+            return moves[0]
+        if rng.random() < explore:
+            return moves[below(rng, len(moves))]
+        grow = growth if st.nstock > growth_stock else 1
+        best = moves[0]
+        best_value = -1
+        for m in moves:
+            kind, a, b = m.code
+            if kind in (CAPTURE, TAKE):
+                v = FISH[a] + FISH[b]
+            elif kind == FLIP:
+                v = 0
+            elif kind == FOURTH and st.classic:
+                v = 4 * FISH[a]
+            else:
+                v = grow
+            if v > best_value:
+                best, best_value = m, v
+        return best
+
+    return policy, rollout_of(policy, explore=explore, growth=growth, growth_stock=growth_stock)
 
 
+#: ``playout(state, rng)``: a cheap policy for ISMCTS playouts: mostly the biggest immediate catch, sometimes
+#: a random move; tripling and the fourth tile (seed) only while enough stock is left to use the extra tiles.
 #: ``rollout(state, rng)``: ``playout`` to the end of the game in one call, with the same moves and draws
 #: (``engine.tiuu.rollout_of``; ``tests/test_rollouts.py`` compares the two from thousands of sampled
 #: positions)
-rollout = rollout_of(playout, explore=PLAYOUT_EXPLORE, growth=PLAYOUT_GROWTH,
-                     growth_stock=PLAYOUT_GROWTH_STOCK)
+playout, rollout = playout_with(explore=PLAYOUT_EXPLORE, growth=PLAYOUT_GROWTH, growth_stock=PLAYOUT_GROWTH_STOCK)
 
 
 HEURISTICS = register("tiuu", Heuristics(greedy=greedy, playout=playout, rollout=rollout))
