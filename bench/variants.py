@@ -440,29 +440,47 @@ class GreedyTienGow(_GreedyOf):
         return tiengow.greedy_with(strongest_lead=params["strongest_lead"], reserve_beats=params["reserve_beats"])
 
 
-class WallPlayout(IsmctsEngine):
+class _PlayoutVariant(IsmctsEngine):
+    """``ismcts`` whose heuristic playout and its fast path, at one rule set, are built from the variant's own
+    parameters (those after ``ismcts``'s, in their order, handed to ``build``); each setting is built once.
+    Elsewhere it is ``ismcts``."""
+
+    #: the rule set whose playout the variant replaces
+    rules_id: ClassVar[str]
+
+    def __init__(self) -> None:
+        self._kits: dict[tuple[Any, ...], tuple[Policy, Rollout]] = {}
+
+    def build(self, *values: Any) -> tuple[Policy, Rollout]:
+        """The playout policy and its fast path at these parameter values."""
+        raise NotImplementedError
+
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        found = super().heuristics(state, params)
+        if found is None or state.rules.id != self.rules_id:
+            return found
+        key = tuple(params[p.name] for p in self.params[len(IsmctsEngine.params):])
+        kit = self._kits.get(key)
+        if kit is None:
+            kit = self._kits[key] = self.build(*key)
+        return replace(found, playout=kit[0], rollout=kit[1])
+
+
+class WallPlayout(_PlayoutVariant):
     """``ismcts`` with the wall game's playouts played by another greedy engine (module docstring)."""
 
     id = "ismcts_wall_playout"
     description = "ismcts, in the wall game with playouts by greedy_wall's lead and follow"
     params: ClassVar[tuple[Param, ...]] = (*IsmctsEngine.params, *_WALL_PARAMS)
 
-    def __init__(self) -> None:
-        self._kits: dict[tuple[bool, float], tuple[Policy, Rollout]] = {}
+    rules_id = "tiengow_wall"
 
-    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
-        found = super().heuristics(state, params)
-        if found is None or state.rules.id != "tiengow_wall":
-            return found
-        key = (params["middle"], params["open_column"])
-        kit = self._kits.get(key)
-        if kit is None:
-            _, policy, rollout = wall.greedy_with(middle=key[0], open_column=key[1])
-            kit = self._kits[key] = (policy, rollout)
-        return replace(found, playout=kit[0], rollout=kit[1])
+    def build(self, middle: bool, open_column: float) -> tuple[Policy, Rollout]:
+        _, policy, rollout = wall.greedy_with(middle=middle, open_column=open_column)
+        return policy, rollout
 
 
-class TienGowPlayout(IsmctsEngine):
+class TienGowPlayout(_PlayoutVariant):
     """``ismcts`` with Tien Gow's playout leading as ``greedy`` does or uniformly (module docstring)."""
 
     id = "ismcts_tiengow_playout"
@@ -479,21 +497,13 @@ class TienGowPlayout(IsmctsEngine):
               "weakest discard (else a uniform move)", minimum=0.0, maximum=1.0),
     )
 
-    def __init__(self) -> None:
-        self._kits: dict[tuple[str, float, float], tuple[Policy, Rollout]] = {}
+    rules_id = "tiengow"
 
-    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
-        found = super().heuristics(state, params)
-        if found is None or state.rules.id != "tiengow":
-            return found
-        key = (params["lead"], params["cheapest_beat"], params["last_discard"])
-        kit = self._kits.get(key)
-        if kit is None:
-            kit = self._kits[key] = tiengow.playout_with(lead=key[0], cheapest_beat=key[1], last_discard=key[2])
-        return replace(found, playout=kit[0], rollout=kit[1])
+    def build(self, lead: str, cheapest_beat: float, last_discard: float) -> tuple[Policy, Rollout]:
+        return tiengow.playout_with(lead=lead, cheapest_beat=cheapest_beat, last_discard=last_discard)
 
 
-class TiuUPlayout(IsmctsEngine):
+class TiuUPlayout(_PlayoutVariant):
     """``ismcts`` with Tiu U's heuristic playout at other weights (module docstring)."""
 
     id = "ismcts_tiuu_playout"
@@ -508,18 +518,10 @@ class TiuUPlayout(IsmctsEngine):
               "(else it is worth 1)", minimum=0, maximum=100),
     )
 
-    def __init__(self) -> None:
-        self._kits: dict[tuple[float, int, int], tuple[Policy, Rollout]] = {}
+    rules_id = "tiuu"
 
-    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
-        found = super().heuristics(state, params)
-        if found is None or state.rules.id != "tiuu":
-            return found
-        key = (params["explore"], params["growth"], params["growth_stock"])
-        kit = self._kits.get(key)
-        if kit is None:
-            kit = self._kits[key] = tiuu.playout_with(explore=key[0], growth=key[1], growth_stock=key[2])
-        return replace(found, playout=kit[0], rollout=kit[1])
+    def build(self, explore: float, growth: int, growth_stock: int) -> tuple[Policy, Rollout]:
+        return tiuu.playout_with(explore=explore, growth=growth, growth_stock=growth_stock)
 
 
 #: the variants this bench seats, by id
