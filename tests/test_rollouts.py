@@ -185,6 +185,16 @@ def test_tiengow_playout_leads_as_greedy_does():
     assert ties < checked
 
 
+def _assert_kit_plays(rules_id, cases, policy, rollout):
+    """A screened playout's fast path plays as ``policy`` move by move, in each ``(players, options)``."""
+
+    def reference(world: State, rng: random.Random) -> None:
+        play_to_deal_end(world, policy, rng)
+
+    for players, options in cases:
+        _assert_rollout_plays(rules_id, players, options, rollout, reference)
+
+
 @pytest.mark.parametrize(("lead", "cheapest_beat", "last_discard"),
                          [("greedy", 1.0, 1.0), ("greedy", 0.9, 0.0), ("uniform", 0.5, 1.0)])
 def test_tiengow_screened_playouts_have_exact_rollouts(lead, cheapest_beat, last_discard):
@@ -193,11 +203,7 @@ def test_tiengow_screened_playouts_have_exact_rollouts(lead, cheapest_beat, last
     from ai.heuristics import tiengow
 
     policy, rollout = tiengow.playout_with(lead=lead, cheapest_beat=cheapest_beat, last_discard=last_discard)
-
-    def reference(world: State, rng: random.Random) -> None:
-        play_to_deal_end(world, policy, rng)
-
-    _assert_rollout_plays("tiengow", 4, {}, rollout, reference)
+    _assert_kit_plays("tiengow", [(4, {})], policy, rollout)
 
 
 @pytest.mark.parametrize(("explore", "growth", "growth_stock"), [(0.0, 12, 12), (0.5, 30, 0), (0.1, 0, 40)])
@@ -207,9 +213,4 @@ def test_tiuu_screened_playouts_have_exact_rollouts(explore, growth, growth_stoc
     from ai.heuristics import tiuu
 
     policy, rollout = tiuu.playout_with(explore=explore, growth=growth, growth_stock=growth_stock)
-
-    def reference(world: State, rng: random.Random) -> None:
-        play_to_deal_end(world, policy, rng)
-
-    for players, options in [(engine.RULES["tiuu"].default_players, {}), *engine.RULES["tiuu"].variants]:
-        _assert_rollout_plays("tiuu", players, options, rollout, reference)
+    _assert_kit_plays("tiuu", [(p, o) for r, p, o in CASES if r == "tiuu"], policy, rollout)
