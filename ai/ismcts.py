@@ -80,7 +80,15 @@ searched exactly as described above.
 Worlds.  Every iteration's world comes from ``root.determinizer(seat)`` unless the engine supplies another
 sampler (``IsmctsEngine.worlds``): with ``inference``, ``ai.inference.sampler``, worlds shaped by an opponent
 model of the other seats' moves so far, its cost taken off ``time_ms``; for the arena's reference engine
-(``ai.perfect``), copies of the true state.
+(``ai.perfect``), copies of the true state.  ``inference`` is on by default; with its other defaults (one
+world, no chain) only Tien Gow's worlds change: each is arranged as the greedy engine discards.
+
+Other seats inside the tree (``opponents``).  ``tree``: UCB over the tree's statistics, as Cowling et al.;
+``greedy``: the greedy engine's choice from that seat's hand in the sampled world (``search``'s ``model``);
+``default`` (the default): the rule set's ``Heuristics.default_opponents``, ``greedy`` at Tien Gow, where
+the model and the arranged worlds together beat the search of before at equal time (docs/ai-history.md,
+eighteenth look), ``tree`` elsewhere.  ``stats["opponents"]`` names the one used; the search of before is
+``opponents=tree,inference=false``.
 
 Memory: the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
 and processes that search call ``settle_gc`` once the engines are imported.
@@ -605,9 +613,11 @@ class IsmctsEngine(Engine):
               "choice: Kozel's reads the ends a move leaves the next player, as its greedy engine does) or "
               "'default' (the rule set's measured best: greedy at Kozel, heuristic elsewhere); random where a "
               "rule set has no heuristics", choices=("default", "random", "heuristic", "greedy")),
-        Param("inference", bool, False, "weight the sampled worlds by how likely each makes the other seats' "
-              "moves in this deal under an opponent model (ai.inference; rule sets with a replay only: "
-              "tiengow, kozel); its cost is paid inside time_ms"),
+        Param("inference", bool, True, "shape the sampled worlds by the other seats' moves in this deal under an "
+              "opponent model (ai.inference; rule sets with a replay only: tiengow, kozel); its cost is paid inside "
+              "time_ms. With inference_worlds 1 and no inference_mcmc (the defaults) only Tien Gow's worlds change: "
+              "each is arranged as the opponent model plays (face-down discards are the weakest tiles); false: "
+              "uniform worlds, the search of before 2026-12-07"),
         Param("inference_worlds", int, 1, "candidate worlds the inference weighs by the other seats' moves "
               "(importance resampling); 1: none, every sampled world only arranged as the opponent model plays "
               "(Tien Gow: face-down discards are the weakest tiles)", minimum=1, maximum=10_000),
@@ -621,9 +631,11 @@ class IsmctsEngine(Engine):
               "weighed by: 'greedy' (greedy with noise inference_eps), 'search' (chances fitted on the search's "
               "own play, ai.inference.SEARCH_MODELS, tiengow) or 'softmax' (the greedy score at a temperature "
               "fitted on the search's own play, ai.inference.SOFTMAX_MODELS, kozel)", choices=inference.MODELS),
-        Param("opponents", str, "tree", "how the search plays other seats' moves inside its tree: 'tree' (UCB "
-              "over the tree's statistics, the same whatever the seat holds) or 'greedy' (the greedy engine's "
-              "choice from the seat's hand in each sampled world)", choices=("tree", "greedy")),
+        Param("opponents", str, "default", "how the search plays other seats' moves inside its tree: 'tree' (UCB "
+              "over the tree's statistics, the same whatever the seat holds), 'greedy' (the greedy engine's "
+              "choice from the seat's hand in each sampled world) or 'default' (the rule set's measured best: "
+              "greedy at Tien Gow, tree elsewhere); tree where a rule set has no heuristics",
+              choices=("default", "tree", "greedy")),
         Param("opponents_eps", float, 0.0, "with opponents='greedy': the share of other seats' tree moves "
               "chosen by the tree's statistics instead", minimum=0.0, maximum=1.0),
     )
@@ -675,28 +687,36 @@ class IsmctsEngine(Engine):
             return self._paired(state, seat, params, rng, moves, heuristics.distinct(state), kit.policy,
                                 kit.rollout, heuristics.rollout_draws, used)
         worlds, time_ms, extra = self._budget(state, seat, params, rng)
+        model, opponents = self._model(heuristics, params)
         found = search(
             state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"], rng=rng,
-            worlds=worlds, model=self._model(heuristics, params), model_eps=params["opponents_eps"],
+            worlds=worlds, model=model, model_eps=params["opponents_eps"],
             root_uniform=params["root"] == "uniform", policy=kit.policy, rollout=kit.rollout, hidden=kit.hidden,
             observe=kit.observe)
         candidates = root_statistics(found.tree, moves, found.lo, found.hi, by_mean=params["root"] == "uniform")
         best_id = candidates[0]["move"]
         best = next(m for m in moves if m.id == best_id)
         stats = {"iterations": found.iterations, "elapsed_ms": round(found.elapsed * 1000.0, 3),
-                 "playout": used, "candidates": candidates, **extra}
+                 "playout": used, "opponents": opponents, "candidates": candidates, **extra}
         if params["root"] == "uniform":
             stats["root"] = "uniform"
         return Decision(best, stats, tuple(moves))
 
     @staticmethod
-    def _model(heuristics: Heuristics | None, params: dict[str, Any]) -> Policy | None:
-        """The opponent model ``opponents`` names: ``None`` for the tree's own UCB (or a rule set without
-        heuristics), else the greedy engine's one-ply choice for whichever seat is to move."""
-        if params["opponents"] != "greedy" or heuristics is None:
-            return None
+    def _model(heuristics: Heuristics | None, params: dict[str, Any]) -> tuple[Policy | None, str]:
+        """The opponent model ``opponents`` names and the name of the one used: ``None``, ``"tree"`` for the
+        tree's own UCB (also for a rule set without heuristics), else the greedy engine's one-ply choice for
+        whichever seat is to move, ``"greedy"``; ``"default"`` is the rule set's
+        ``Heuristics.default_opponents``."""
+        if heuristics is None:
+            return None, "tree"
+        name = params["opponents"]
+        if name == "default":
+            name = heuristics.default_opponents
+        if name != "greedy":
+            return None, "tree"
         policy, _ = playout_policy(heuristics, "greedy")
-        return policy
+        return policy, "greedy"
 
     def _paired(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
                 reps: list[Move], policy: Policy | None, rollout: Rollout | None, rollout_draws: bool,

@@ -19,6 +19,7 @@ It is a reference engine (``ai.REFERENCE_ENGINES``): no server lists or runs it,
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any, ClassVar
 
@@ -31,8 +32,11 @@ class PerfectEngine(IsmctsEngine):
     id = "perfect"
     description = ("Reference for the arena only: the ismcts search on the true state (it sees every hand and "
                    "the stock), to measure what hidden information costs. Never served.")
-    #: ismcts's parameters but inference's: the true state leaves nothing to infer
-    params = (*(p for p in IsmctsEngine.params if not p.name.startswith("inference")),
+    #: ismcts's parameters but inference's (the true state leaves nothing to infer), with the other seats
+    #: played by the tree's statistics by default at every rule set, as every figure of the reference was
+    #: measured (``ismcts``'s Tien Gow default plays them by the greedy model since 2026-12-07)
+    params = (*(dataclasses.replace(p, default="tree") if p.name == "opponents" else p
+                for p in IsmctsEngine.params if not p.name.startswith("inference")),
               Param("sees", str, "all", "what the reference knows: 'all' (every hand and what the rules leave to "
                     "chance in the state, such as the stock's order) or 'hands' (every hand; the stock's order "
                     "and later deals redrawn every iteration)", choices=("all", "hands")))

@@ -17,7 +17,9 @@ beside the shipped ones.
   discards at random (``ismcts`` always takes the weakest, ``ai.heuristics.tiengow.hidden``).  The idea:
   searching players discard their weakest tiles far less often than greedy does (``tilehouse bench
   inference --fit``: 37% of the time), so the tree's worlds keep hands that are too strong after a discard.
-  Tien Gow only (the rule set with a ``hidden`` model); elsewhere it is ``ismcts``.
+  Tien Gow only (the rule set with a ``hidden`` model); elsewhere it is ``ismcts``.  It changes only the
+  tree's own play of the other seats: name ``opponents=tree``, since Tien Gow's default plays them by the
+  greedy model (2026-12-07).
 * ``ismcts_paired_root``: ``ismcts`` with the wall game's paired root at every rule set: sequential halving
   over every legal move with common determinizations and common playout streams (``ai.ismcts.paired_search``,
   every legal move its own class), instead of UCB over a tree.  The idea: at Kozel a round's outcome varies

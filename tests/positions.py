@@ -20,3 +20,12 @@ def walked(rules_id: str, players: int, seed: int, max_moves: int, options: dict
         moves = state.legal_moves()
         state.apply(moves[walk.randrange(len(moves))])
     return state
+
+
+def without_time(stats: dict[str, Any]) -> dict[str, Any]:
+    """A decision's statistics without its wall-clock figures (``elapsed_ms``, and the inference's own under
+    ``inference``): everything else must be reproducible for the same seed and iteration budget."""
+    out = {k: v for k, v in stats.items() if k != "elapsed_ms"}
+    if isinstance(out.get("inference"), dict):
+        out["inference"] = {k: v for k, v in out["inference"].items() if k != "elapsed_ms"}
+    return out

@@ -21,6 +21,7 @@ import ai
 import engine
 from ai import BadParams, Decision, Engine, NotToMove, UnknownEngine
 from engine.game import Seat, State
+from tests.positions import without_time
 
 RULE_IDS = sorted(engine.RULES)
 ENGINE_IDS = sorted(ai.ENGINES)
@@ -62,11 +63,6 @@ def same_information_set(state: State, seat: Seat, rng: random.Random) -> State:
     return other
 
 
-def without_time(stats: dict[str, Any]) -> dict[str, Any]:
-    # elapsed_ms is a wall-clock measurement; everything else must be reproducible
-    return {k: v for k, v in stats.items() if k != "elapsed_ms"}
-
-
 # --------------------------------------------------------------------------- registry and schema
 
 def test_registry_lists_the_builtin_engines_with_json_schemas():
@@ -91,8 +87,8 @@ def test_ismcts_declares_its_parameters_with_bounds_and_choices():
     assert params["uct_c"]["type"] == "number"
     assert params["playout"]["enum"] == ["default", "random", "heuristic", "greedy"]
     assert params["playout"]["default"] == "default"
-    assert params["inference"]["type"] == "boolean"
-    assert params["opponents"]["enum"] == ["tree", "greedy"] and params["opponents"]["default"] == "tree"
+    assert params["inference"]["type"] == "boolean" and params["inference"]["default"] is True
+    assert params["opponents"]["enum"] == ["default", "tree", "greedy"] and params["opponents"]["default"] == "default"
     assert params["inference_model"]["enum"] == ["greedy", "search", "softmax"] and params["inference_model"]["default"] == "greedy"
     assert params["root"]["enum"] == ["ucb", "uniform"] and params["root"]["default"] == "ucb"
 
@@ -546,6 +542,36 @@ def test_ismcts_default_playout_is_the_rule_sets_own(rules_id):
     assert by_default.stats["playout"] == expected
     named = ai.decide("ismcts", state, state.to_move, {**budget, "playout": expected}, seed=5)
     assert by_default.stats["candidates"] == named.stats["candidates"]
+
+
+@pytest.mark.parametrize("rules_id", RULE_IDS)
+def test_ismcts_default_opponents_and_worlds_are_the_rule_sets_own(rules_id):
+    """``ismcts:opponents=default`` with ``inference=true`` (the defaults) plays the rule set's
+    ``Heuristics.default_opponents`` in worlds shaped as ``ai.inference`` shapes them with one candidate:
+    at Tien Gow the greedy model in the tree and worlds arranged as it discards, which beat the search of
+    before at equal time (docs/ai-history.md, eighteenth look), the same decision as naming both; elsewhere
+    today's search node for node, the same decision as ``opponents=tree,inference=false``.  The search of
+    before stays selectable at Tien Gow and differs from the default there."""
+    budget = {"iterations": 80, "time_ms": 600_000}
+    checked = 0
+    for state in midgame_states(rules_id, engine.RULES[rules_id].default_players, 4, seed=17):
+        if len(state.legal_moves()) < 2:
+            continue  # nothing to search
+        by_default = ai.decide("ismcts", state, state.to_move, budget, seed=5)
+        before = ai.decide("ismcts", state, state.to_move, {**budget, "opponents": "tree", "inference": False},
+                           seed=5)
+        if rules_id == "tiengow":
+            named = ai.decide("ismcts", state, state.to_move, {**budget, "opponents": "greedy", "inference": True},
+                              seed=5)
+            assert by_default.stats["opponents"] == "greedy" and "inference" in by_default.stats
+            assert without_time(by_default.stats) == without_time(named.stats)
+            checked += by_default.stats["candidates"] != before.stats["candidates"]
+        else:
+            assert by_default.stats.get("opponents") in ("tree", None)  # None: the wall game's paired root
+            assert "inference" not in by_default.stats
+            assert without_time(by_default.stats) == without_time(before.stats)
+            checked += 1
+    assert checked, "the default never differed from the search of before at Tien Gow: no test"
 
 
 def test_ismcts_playouts_fall_back_to_random_without_heuristics(monkeypatch, some_state):

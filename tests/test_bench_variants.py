@@ -107,8 +107,11 @@ def test_the_greedy_tiebreak_variant_defers_to_greedy_only_in_a_near_tie():
 def test_the_soft_discards_variant_at_chance_one_is_the_search_itself_and_below_it_searches_other_worlds():
     # the variant's harness check: with every discard the weakest tiles (chance 1) its tree is ismcts's,
     # node for node, so the decisions and statistics are identical; with chance 0 the other seats' discards
-    # in the tree differ, and so do the statistics
-    assert _harness_check(SoftDiscards(), _positions(8), {"weakest": 1.0}, {"weakest": 0.0}) > 0
+    # in the tree differ, and so do the statistics.  The variant's model is the tree's own play of the
+    # other seats (``opponents=tree``): Tien Gow's default plays them by the greedy model instead
+    tree = {"opponents": "tree"}
+    assert _harness_check(SoftDiscards(), _positions(8), {**tree, "weakest": 1.0}, {**tree, "weakest": 0.0},
+                          plain=tree) > 0
 
 
 def _kozel_positions(count: int) -> list[tuple[engine.State, int]]:
