@@ -101,7 +101,7 @@ def _tiengow_arrange(world: State, seat: Seat) -> State:
             mine.setdefault(p, list(w.hands[p])).extend(faces)
     if not mine:
         return world
-    weakest = {p: sorted(tiles, key=_strength, reverse=True) for p, tiles in mine.items()}
+    weakest = {p: sorted(tiles, key=_STRENGTH_AT, reverse=True) for p, tiles in mine.items()}
     face_down = []
     for p, up, faces in plays:
         if up:
@@ -118,6 +118,10 @@ def _tiengow_arrange(world: State, seat: Seat) -> State:
 
 def _strength(f: Face) -> tuple[float, int]:
     return tiengow_heuristics.POWER[f], f
+
+
+#: face -> its place in the order of ``_strength`` (power, then face id): the same order, one lookup a tile
+_STRENGTH_AT = {f: i for i, f in enumerate(sorted(range(len(tiengow_heuristics.POWER)), key=_strength))}.__getitem__
 
 
 def _kozel_agrees(state: State, seat: Seat, move: Move) -> bool:

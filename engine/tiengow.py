@@ -54,7 +54,8 @@ groups come from small tables keyed by masked counts.
 
 Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
 protocol -- the move caches and tables (``moves_for``, ``leads_for``, ``beats_for``, ``BEAT_RUN1``,
-``DISCARD1``, ``discard_of``), ``observer(discard)`` (another seat's tree node in one call, with the policy's
+``DISCARD1``, ``discard_of``), ``follow_of(state)`` (a follower's beats, hand and discard size, without its
+discards), ``observer(discard)`` (another seat's tree node in one call, with the policy's
 choice of face-down discard), ``rollout_of(playout, cheapest_beat=, last_discard=, lead=)`` (the policy
 played to the end of the deal on the state's own fields; ``lead``: the policy's lead of a hand, where it does
 not lead uniformly), ``hand_names`` and, on the state, ``rearranged(hands, face_down)`` (a
@@ -1005,6 +1006,22 @@ def observer(discard: Callable[[tuple[Face, ...], int], Move]) -> Observe:
     return observe
 
 
+def follow_of(state: State) -> tuple[list[Move], tuple[Face, ...], int] | None:
+    """For the seat to move of ``state`` on a follow with a choice: its face-up beats in legal order (a new
+    list: the head of its legal moves), its hand, and how many tiles a face-down discard lays -- without
+    building every face-down discard of a hand the move caches have never seen.  ``None`` on a lead, on the
+    §7 last single trick (one move) and when the deal is over: there ``legal_moves`` is the way."""
+    st = cast(TienGowState, state)
+    t = st._turn
+    sit = st._sit
+    if t < 0 or sit == _LEAD:
+        return None
+    hand = st.hands[t]
+    if len(hand) == 1 and not st.columns[t] and st.options["early_death"]:
+        return None
+    return beats_for(hand, sit), hand, _SIZE[sit]
+
+
 def leads_for(hand: tuple[Face, ...]) -> list[Move]:
     """The leads of ``hand`` (a player to move on an empty trick), in legal order, from the bounded cache:
     the shared list itself, which callers must not change."""
@@ -1166,5 +1183,5 @@ def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float,
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("BEAT_RUN1", "DISCARD1", "TienGowState", "beats_for", "discard_of", "hand_names", "leads_for",
-              "moves_for", "observer", "rollout_of")
+SEARCH_KIT = ("BEAT_RUN1", "DISCARD1", "TienGowState", "beats_for", "discard_of", "follow_of", "hand_names",
+              "leads_for", "moves_for", "observer", "rollout_of")

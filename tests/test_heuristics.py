@@ -77,3 +77,32 @@ def test_tiengow_greedy_leads_its_weakest_largest_group_and_beats_with_its_cheap
                     discards += 1
             state.apply(move if rng.random() < 0.7 else rng.choice(legal))
     assert leads > 100 and beats_with_reserve > 10 and discards > 100, (leads, beats_with_reserve, discards)
+
+
+@pytest.mark.parametrize("options", [{}, {"early_death": False}], ids=["default", "no-early-death"])
+def test_tiengow_greedy_playout_is_the_greedy_engine_move_for_move_and_draw_for_draw(options):
+    """``ai.heuristics.tiengow.greedy_playout`` (the search's opponent model, Tien Gow's default since
+    2026-12-07, and ``ismcts:playout=greedy``) is ``greedy`` for the seat to move -- the cheapest beat, else
+    the weakest discard (docs/rules/tiengow.md: a follower that cannot beat discards face down) -- found
+    without listing every discard: the same move and the same generator state, at leads and follows of
+    random play, the §7 last single trick included."""
+    import random
+
+    from ai.heuristics.tiengow import greedy, greedy_playout
+
+    kinds = {"lead": 0, "beat": 0, "discard": 0}
+    for seed in range(600):
+        state = engine.new_game("tiengow", players=4, seed=seed, options=options)
+        walk = random.Random(seed)
+        for _ in range(walk.randrange(40)):
+            if state.finished:
+                break
+            state.apply(walk.choice(state.legal_moves()))
+        if state.finished:
+            continue
+        a_rng, b_rng = random.Random(seed), random.Random(seed)
+        a = greedy(state, state.to_move, a_rng)
+        b = greedy_playout(state, b_rng)
+        assert a.id == b.id and a_rng.getstate() == b_rng.getstate(), (seed, a.id, b.id)
+        kinds["lead" if not state.cur else "beat" if a.code[0] else "discard"] += 1
+    assert all(kinds.values()), kinds

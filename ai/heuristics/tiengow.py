@@ -31,7 +31,7 @@ from itertools import combinations
 
 from ai.heuristics import Greedy, Heuristics, Policy, Rollout, register
 from engine.game import Move, Seat, State, below
-from engine.tiengow import DISCARD1, TienGowState, discard_of, leads_for, observer, rollout_of
+from engine.tiengow import DISCARD1, TienGowState, discard_of, follow_of, leads_for, observer, rollout_of
 from engine.tiles import CF_CIVIL, CF_MILITARY_CLASS, CF_STRENGTH, FACES, Face
 
 #: one comparable power per face across both suits (0..10): a Heaven and a nine head their suits;
@@ -112,6 +112,28 @@ def _greedy(state: State, seat: Seat, rng: random.Random, strongest_lead: bool, 
             return min(keep, key=lambda m: (m.code[3], _power(m)))
     discards = [m for m in moves if not m.code[0]]
     return min(discards, key=_power)
+
+
+def greedy_playout(state: State, rng: random.Random) -> Move:
+    """``greedy`` for whichever seat is to move, with the same move and the same draws, at a search's cost:
+    a follow takes the cheapest beat, else the weakest discard (``weakest``), without listing every discard
+    of the hand (``engine.tiengow.follow_of``); a lead is ``greedy``'s own.  The search's opponent model
+    (``ismcts:opponents=greedy``, Tien Gow's default) and ``ismcts:playout=greedy`` play it
+    (``Heuristics.greedy_playout``; ``tests/test_heuristics.py`` holds it to ``greedy``)."""
+    follow = follow_of(state)
+    if follow is None:
+        seat = state.to_move
+        assert seat is not None, "a playout policy is only asked where a seat is to move"
+        return _greedy(state, seat, rng, False, False)
+    beats, hand, n = follow
+    if beats:
+        return min(beats, key=_beat_order)
+    return weakest(hand, n)
+
+
+def _beat_order(m: Move) -> tuple[int, float]:
+    # greedy's cheapest beat: the lowest rank, then the least power
+    return m.code[3], _power_of(m.code[1])
 
 
 def hidden(state: State, moves: list[Move], rng: random.Random) -> Move:
@@ -261,4 +283,5 @@ def playout_with(*, lead: str, cheapest_beat: float, last_discard: float) -> tup
 DEFAULT_OPPONENTS = "greedy"
 
 HEURISTICS = register("tiengow", Heuristics(greedy=greedy, playout=playout, rollout=rollout, hidden=hidden,
-                                            observe=observe, default_opponents=DEFAULT_OPPONENTS))
+                                            observe=observe, greedy_playout=greedy_playout,
+                                            default_opponents=DEFAULT_OPPONENTS))
