@@ -636,8 +636,9 @@ class IsmctsEngine(Engine):
               "choice from the seat's hand in each sampled world) or 'default' (the rule set's measured best: "
               "greedy at Tien Gow, tree elsewhere); tree where a rule set has no heuristics",
               choices=("default", "tree", "greedy")),
-        Param("opponents_eps", float, 0.0, "with opponents='greedy': the share of other seats' tree moves "
-              "chosen by the tree's statistics instead", minimum=0.0, maximum=1.0),
+        Param("opponents_eps", float, 0.0, "with the greedy model (opponents='greedy', or 'default' at Tien "
+              "Gow): the share of other seats' tree moves chosen by the tree's statistics instead",
+              minimum=0.0, maximum=1.0),
     )
 
     #: strengths by search budget; the time limit only guards a slow machine.  ``standard`` (the default, and
