@@ -56,6 +56,23 @@ def test_only_a_reference_engine_is_handed_the_true_state():
         ai.decide_on_true_state("perfect", state, state.to_move, {**BUDGET, "inference": True}, seed=1)
 
 
+def test_the_reference_plays_the_other_seats_by_the_trees_statistics_by_default():
+    """``perfect`` keeps ``opponents=tree`` as its default at every rule set (docs/ai.md, "An opponent model
+    in the tree"): its figures were measured so, and ``ismcts``'s Tien Gow default, the greedy model, would
+    change them."""
+    differed = 0
+    for state in _tiengow_states(4):
+        if len(state.legal_moves()) < 2:
+            continue
+        by_default = ai.decide_on_true_state("perfect", state, state.to_move, BUDGET, seed=1)
+        tree = ai.decide_on_true_state("perfect", state, state.to_move, {**BUDGET, "opponents": "tree"}, seed=1)
+        model = ai.decide_on_true_state("perfect", state, state.to_move, {**BUDGET, "opponents": "greedy"}, seed=1)
+        assert by_default.stats["opponents"] == "tree"
+        assert by_default.stats["candidates"] == tree.stats["candidates"]
+        differed += model.stats["candidates"] != tree.stats["candidates"]
+    assert differed, "the model never changed the reference's search: no test"
+
+
 def test_the_reference_engine_decides_from_the_hidden_tiles_too():
     # ismcts gives the same decision to two states its seat cannot tell apart (tests/test_ai.py); the
     # reference reads the true hands, so for some such pair its statistics differ
