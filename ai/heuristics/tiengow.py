@@ -109,7 +109,7 @@ def _greedy(state: State, seat: Seat, rng: random.Random, strongest_lead: bool, 
         last_trick = len(hand) == len(beats[0].code[1])  # this trick empties every hand
         keep = beats if last_trick or not reserve_beats else [m for m in beats if reserve not in m.code[1]]
         if keep:
-            return min(keep, key=lambda m: (m.code[3], _power(m)))
+            return min(keep, key=_beat_order)
     discards = [m for m in moves if not m.code[0]]
     return min(discards, key=_power)
 
@@ -132,7 +132,7 @@ def greedy_playout(state: State, rng: random.Random) -> Move:
 
 
 def _beat_order(m: Move) -> tuple[int, float]:
-    # greedy's cheapest beat: the lowest rank, then the least power
+    """``greedy``'s order of beats, cheapest first: the lowest rank, then the least power."""
     return m.code[3], _power_of(m.code[1])
 
 
