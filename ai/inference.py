@@ -25,7 +25,11 @@ Which rule sets: those with a replay below (``REPLAYS``): Tien Gow, whose deal s
 sizes and no stock, and Kozel, whose round the engine rebuilds from its public history and the world's hands
 (``engine.kozel.round_replay``: which draw brought which tile is the world's, as its slots allow).  Elsewhere
 ``sampler`` returns ``None`` and the search keeps the uniform one.  The
-cost (``K`` replays with a greedy call per other seat's move) is paid inside the decision's time budget.
+cost (``K`` replays with a greedy call per other seat's move) is paid inside the decision's time budget.  At
+Tien Gow the greedy model needs no replay: greedy reads only the mover's hand, its situation and its legal
+moves, so each move is scored from the hand the world gives the mover then and the move's public situation
+(``_TienGowScorer``, held to the replay move for move by ``tests/test_ai_inference.py``), and the Metropolis
+chain walks light worlds (hands and face-down plays) with each seat's part of the likelihood remembered.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from ai.heuristics import kozel as kozel_heuristics
 from ai.heuristics import tiengow as tiengow_heuristics
 from engine.game import Move, Seat, State
 from engine.kozel import KozelState, round_replay
-from engine.tiengow import TienGowState, hand_names
+from engine.tiengow import DEAD, GROUPS, LEAD, TienGowState, beats_for, hand_names, leads_for, situations
 from engine.tiles import Face
 
 #: one move of the history as the replay sees it: the state before the move, the mover, and the move
@@ -239,6 +243,150 @@ def _scored_moves(world: State, seat: Seat) -> Iterator[tuple[Seat, bool, int]]:
         yield mover, agrees(before, mover, move), n
 
 
+def _multiset_count(singles: int, pairs: int, k: int) -> int:
+    """The coefficient of x^k in (1 + x)^singles (1 + x + x^2)^pairs: how many distinct sets of ``k`` tiles a
+    hand of ``singles`` faces held once and ``pairs`` held twice holds."""
+    ways = [1] + [0] * k
+    for copies in [1] * singles + [2] * pairs:
+        ways = [sum(ways[t - c] for c in range(min(copies, t) + 1)) for t in range(k + 1)]
+    return ways[k]
+
+
+_MULTISETS: dict[tuple[int, int, int], int] = {}
+
+
+def _multisets(hand: tuple[Face, ...], k: int) -> int:
+    """How many distinct sets of ``k`` tiles ``hand`` holds (tiles of one face are alike): its distinct
+    face-down discards of ``k`` tiles.  A face has at most two copies, so the count depends only on how
+    many faces it holds once and twice (cached)."""
+    distinct = len(set(hand))
+    key = (len(hand), distinct, k)
+    n = _MULTISETS.get(key)
+    if n is None:
+        pairs = len(hand) - distinct
+        n = _MULTISETS[key] = _multiset_count(distinct - pairs, pairs, k)
+    return n
+
+
+#: a Tien Gow world as the chain walks it: every hand, and the tiles of every face-down play of the deal in the
+#: order played (sorted tuples); a State only for the worlds it keeps (``TienGowState.rearranged``)
+Light = tuple[tuple[tuple[Face, ...], ...], tuple[tuple[Face, ...], ...]]
+
+
+def _light(world: State) -> Light:
+    w = cast(TienGowState, world)
+    downs = [f for _l, _w, ps in w.tricks for _p, up, f in ps if not up] + [f for _p, up, f in w.cur if not up]
+    return tuple(w.hands), tuple(downs)
+
+
+class _TienGowScorer:
+    """The greedy model's log-likelihood of Tien Gow worlds of one information set, without replaying the
+    deal: greedy reads only the mover's hand, its situation and its legal moves, so each other seat's move
+    is scored from its hand then (as the world has it: its hand now plus every tile it played from that move
+    on) and the move's public situation (``engine.tiengow.situations``, computed once).  The likelihood is
+    a sum over the other seats, and a seat's part depends only on the tiles the world gives it, so each part
+    is remembered by them: a Metropolis proposal exchanges the tiles of at most two seats, and the parts of
+    the others are looked up.  The same scores, move for move, as the replay (``_choices``; checked by
+    ``tests/test_ai_inference.py``)."""
+
+    def __init__(self, state: State, seat: Seat, eps: float) -> None:
+        st = cast(TienGowState, state)
+        self.seat = seat
+        self.eps = eps
+        sits = situations(st)
+        plays = [pl for _l, _w, ps in st.tricks for pl in ps] + list(st.cur)
+        #: per other seat: its plays of the deal in order, ``(play index, situation, face up, tiles face up,
+        #: the place of its tiles face down among the deal's face-down plays or -1)``
+        self.plays: dict[Seat, list[tuple[int, int, int, tuple[Face, ...], int]]] = {
+            p: [] for p in range(len(st.hands)) if p != seat}
+        k = 0
+        for i, (p, up, faces) in enumerate(plays):
+            if p != seat:
+                self.plays[p].append((i, sits[i], up, faces, -1) if up else (i, sits[i], up, (), k))
+            k += 0 if up else 1
+        self.memo: dict[tuple[Seat, tuple[Face, ...], tuple[tuple[Face, ...], ...]], float] = {}
+        #: (play index, hand then, tiles played) -> the move's score (``_move_score``)
+        self.moves_memo: dict[tuple[int, tuple[Face, ...], tuple[Face, ...]], tuple[bool, int]] = {}
+
+    def _seat_scores(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]
+                     ) -> list[tuple[bool, int]]:
+        mine = [(i, sit, up, faces if up else downs[k]) for i, sit, up, faces, k in self.plays[p]]
+        # the seat's hand before each of its moves, built backwards from its hand now
+        held = list(hand)
+        befores: list[tuple[Face, ...]] = []
+        for _i, _sit, _up, faces in reversed(mine):
+            held.extend(faces)
+            befores.append(tuple(sorted(held)))
+        befores.reverse()
+        out = []
+        moves_memo = self.moves_memo
+        for (i, sit, up, faces), before in zip(mine, befores, strict=True):
+            key = (i, before, faces)
+            scored = moves_memo.get(key)
+            if scored is None:
+                scored = moves_memo[key] = self._move_score(before, sit, up, faces)
+            if scored[1] > 1:
+                out.append(scored)
+        return out
+
+    def light(self, world: Light) -> float:
+        """:meth:`__call__` of a world given as its hands and face-down plays."""
+        hands, downs = world
+        total = 0.0
+        memo = self.memo
+        for p, mine in self.plays.items():
+            key = (p, hands[p], tuple([downs[k] for _i, _s, up, _f, k in mine if not up]))
+            part = memo.get(key)
+            if part is None:
+                part = memo[key] = _seat_log_likelihood(self._seat_scores(p, hands[p], downs), self.eps)
+            total += part
+        return total
+
+    def __call__(self, world: State) -> float:
+        """log P(what the other seats played | ``world``) under greedy with noise ``eps`` (0: each seat's
+        own, integrated over :data:`EPS_GRID`), as :func:`log_likelihood`."""
+        return self.light(_light(world))
+
+    @staticmethod
+    def _move_score(hand: tuple[Face, ...], sit: int, up: int, faces: tuple[Face, ...]) -> tuple[bool, int]:
+        """Whether a move of ``faces`` (face up or not) from ``hand`` in situation ``sit`` plays like greedy's,
+        and how many legal moves there were (1: no choice, not scored)."""
+        power = tiengow_heuristics.power_of
+        if sit == LEAD:
+            moves = leads_for(hand)
+            n = len(moves)
+            if n <= 1:
+                return True, n
+            g = tiengow_heuristics.greedy_choice(moves, hand, True, random.Random(0))
+        elif sit == DEAD:
+            return True, 1  # §7: the one move
+        else:
+            # a follow without listing its discards: greedy beats with the cheapest beat, else lays the
+            # weakest tiles; the legal moves are the beats and every distinct set of len(faces) tiles
+            beats = beats_for(hand, sit)
+            n = len(beats) + _multisets(hand, len(faces))
+            if n <= 1:
+                return True, n
+            g = tiengow_heuristics.cheapest(beats) if beats else tiengow_heuristics.weakest(hand, len(faces))
+        if g.code[0] != up:
+            return False, n
+        if up:
+            gtype, rank = GROUPS[faces]
+            return g.code[2] == gtype and g.code[3] == rank and len(g.code[1]) == len(faces), n
+        return abs(power(g.code[1]) - power(faces)) < 1e-9, n
+
+
+def _seat_log_likelihood(scores: list[tuple[bool, int]], eps: float) -> float:
+    """One seat's part of :func:`log_likelihood` under the greedy model, from its moves' scores."""
+    if eps > 0.0:
+        return sum(math.log((1.0 - eps) * a + eps / n) for a, n in scores)
+    if not scores:
+        return 0.0
+    logs = [sum(math.log((1.0 - e) * a + e / n) for a, n in scores) for e in EPS_GRID]
+    top = max(logs)
+    return top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
+
+
 def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") -> float:
     """log P(what the other seats played in this deal | ``world``) under the opponent model: ``model``
     ``"greedy"`` (greedy with noise ``eps``; ``eps`` 0: each other seat has a noise rate of its own,
@@ -249,6 +397,8 @@ def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") 
         return _search_log_likelihood(world, seat)
     if model == "softmax":
         return _softmax_log_likelihood(world, seat)
+    if world.rules.id == "tiengow":
+        return _TienGowScorer(world, seat, eps)(world)
     if eps > 0.0:
         return sum(math.log((1.0 - eps) * a + eps / n) for _mover, a, n in _scored_moves(world, seat))
     per_seat: dict[Seat, list[float]] = {}
@@ -261,6 +411,15 @@ def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") 
         top = max(logs)
         total += top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
     return total
+
+
+def likelihood(state: State, seat: Seat, eps: float, model: str = "greedy") -> Callable[[State], float]:
+    """:func:`log_likelihood` for the worlds of ``seat``'s information set in ``state``, as one function:
+    at Tien Gow under the greedy model a :class:`_TienGowScorer`, which reads the public history once and
+    remembers each seat's part."""
+    if model == "greedy" and state.rules.id == "tiengow":
+        return _TienGowScorer(state, seat, eps)
+    return lambda world: log_likelihood(world, seat, eps, model)
 
 
 def _search_log_likelihood(world: State, seat: Seat) -> float:
@@ -314,42 +473,43 @@ def _softmax_log_likelihood(world: State, seat: Seat) -> float:
 MODELS = ("greedy", "search", "softmax")
 
 
-def _tiengow_slots(world: State, seat: Seat) -> tuple[list[list[Face]], list[tuple[int, list[Face]]]]:
-    """Where ``seat`` cannot see: every other seat's hand (own hand: empty list) and every face-down play of
-    the deal as ``(player, tiles)`` in the order played (``seat``'s own kept as they are)."""
-    w = cast(TienGowState, world)
-    hands = [[] if p == seat else list(h) for p, h in enumerate(w.hands)]
-    downs = [(p, list(faces)) for _l, _w, ps in w.tricks for p, up, faces in ps if not up]
-    downs += [(p, list(faces)) for p, up, faces in w.cur if not up]
-    return hands, downs
+def _tiengow_places(state: State, seat: Seat) -> list[tuple[int, int]]:
+    """Where ``seat`` cannot see, as ``(container, index)`` of a :data:`Light` world's containers (the
+    hands, then the deal's face-down plays in the order played): every other seat's hand tile and every
+    tile of another seat's face-down play.  A proposal keeps every size, so the places never change."""
+    w = cast(TienGowState, state)
+    nh = len(w.hands)
+    downs = [(p, len(f)) for _l, _w, ps in w.tricks for p, up, f in ps if not up]
+    downs += [(p, len(f)) for p, up, f in w.cur if not up]
+    places = [(p, i) for p in range(nh) if p != seat for i in range(len(w.hands[p]))]
+    places += [(nh + k, i) for k, (p, size) in enumerate(downs) if p != seat for i in range(size)]
+    return places
 
 
-def _tiengow_swapped(world: State, seat: Seat, rng: random.Random) -> State | None:
-    """A Metropolis proposal: ``world`` with two hidden tiles of other seats exchanged (two hands, or a
-    hand and a face-down discard, or two discards -- of one seat or of two), so every hand and every
-    discard keeps its size and everything ``seat`` saw stays as it is; the proposal is symmetric (each
-    pair of places is as likely as its reverse).  ``None`` when the two tiles are of one face."""
-    w = cast(TienGowState, world)
-    hands, downs = _tiengow_slots(w, seat)
-    places: list[tuple[list[Face], int, int]] = []  # (container, index, container id)
-    for p, h in enumerate(hands):
-        places.extend((h, i, p) for i in range(len(h)))
-    for k, (p, faces) in enumerate(downs):
-        if p != seat:
-            places.extend((faces, i, len(hands) + k) for i in range(len(faces)))
+def _tiengow_swapped(world: Light, places: list[tuple[int, int]], rng: random.Random) -> Light | None:
+    """A Metropolis proposal: ``world`` with two hidden tiles of other seats exchanged (two hands, or a hand
+    and a face-down discard, or two discards -- of one seat or of two; ``places``: ``_tiengow_places``), so
+    every hand and every discard keeps its size and everything the searching seat saw stays as it is; the
+    proposal is symmetric (each pair of places is as likely as its reverse).  ``None`` when the two tiles
+    are in one container or of one face."""
     if len(places) < 2:
         return None
-    (a, i, ca), (b, j, cb) = rng.sample(places, 2)
+    (ca, i), (cb, j) = rng.sample(places, 2)
+    hands, downs = world
+    nh = len(hands)
+    conts = list(hands) + list(downs)
+    a, b = conts[ca], conts[cb]
     if ca == cb or a[i] == b[j]:
         return None
-    a[i], b[j] = b[j], a[i]
-    return w.rearranged([tuple(sorted(h)) if p != seat else w.hands[p] for p, h in enumerate(hands)],
-                        [tuple(sorted(faces)) for _p, faces in downs])
+    conts[ca] = tuple(sorted((*a[:i], b[j], *a[i + 1:])))
+    conts[cb] = tuple(sorted((*b[:j], a[i], *b[j + 1:])))
+    return tuple(conts[:nh]), tuple(conts[nh:])
 
 
-#: rule set id -> the Metropolis proposal of ``chain`` (a world with two hidden tiles exchanged)
-PROPOSALS: dict[str, Callable[[State, Seat, random.Random], State | None]] = {
-    "tiengow": _tiengow_swapped,
+#: rule set id -> (the places a Metropolis proposal exchanges tiles of, the proposal)
+PROPOSALS: dict[str, tuple[Callable[[State, Seat], list[tuple[int, int]]],
+                           Callable[[Light, list[tuple[int, int]], random.Random], Light | None]]] = {
+    "tiengow": (_tiengow_places, _tiengow_swapped),
 }
 
 
@@ -362,38 +522,52 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
     first half).  The statistics: ``steps``, ``accepted`` (the share of proposals taken), the mean
     log-likelihood of the pool and of the chains' starts.  ``None`` where there is nothing to weigh.
 
+    The chain walks light worlds (:data:`Light`: the hands and the face-down plays) and builds a State only
+    for each distinct world the pool keeps; under the greedy model the likelihood reads them directly
+    (:class:`_TienGowScorer`), under another a State is built for each proposal.
+
     Only what ``seat`` saw is used: the starts are samples of its information set, a proposal exchanges
     tiles that ``seat`` has not seen, and the likelihood is computed from the world alone."""
     if state.rules.id not in PROPOSALS or steps < 1:
         return None
-    replay = REPLAYS[state.rules.id][0]
+    if not any(p != seat for _l, _w, ps in cast(TienGowState, state).tricks for p, _u, _f in ps) and not any(
+            p != seat for p, _u, _f in cast(TienGowState, state).cur):
+        return None  # no other seat has moved in this deal
     uniform = state.determinizer(seat)
-    arrange = ARRANGE.get(state.rules.id)
-    propose = PROPOSALS[state.rules.id]
-    first = uniform(rng)
-    if not any(mover != seat for _b, mover, _m in replay(first)):
-        return None
+    arrange = ARRANGE[state.rules.id]
+    places_of, propose = PROPOSALS[state.rules.id]
+    places = places_of(state, seat)
+    score = likelihood(state, seat, eps, model)
     chains = max(1, chains)
     per = max(2, steps // chains)
     pool: list[State] = []
     pool_ll: list[float] = []
     starts, taken, tried = [], 0, 0
-    for c in range(chains):
-        world = first if c == 0 else uniform(rng)
-        if arrange is not None:
-            world = arrange(world, seat)
-        ll = log_likelihood(world, seat, eps, model)
+    for _c in range(chains):
+        # the chain's start: every world of it is this one with its hidden tiles placed otherwise
+        template = cast(TienGowState, arrange(uniform(rng), seat))
+
+        def built(lw: Light, template: TienGowState = template) -> State:
+            return template.rearranged(lw[0], lw[1])
+
+        light_score = score.light if isinstance(score, _TienGowScorer) else (lambda lw: score(built(lw)))
+        world = _light(template)
+        ll = light_score(world)
         starts.append(ll)
+        kept: State = template
+        kept_of: Light | None = None
         for step in range(per):
-            new = propose(world, seat, rng)
+            new = propose(world, places, rng)
             if new is not None:
                 tried += 1
-                new_ll = log_likelihood(new, seat, eps, model)
+                new_ll = light_score(new)
                 if new_ll >= ll or rng.random() < math.exp(new_ll - ll):
                     world, ll = new, new_ll
                     taken += 1
             if step >= per // 2:
-                pool.append(world)
+                if world is not kept_of:
+                    kept, kept_of = built(world), world
+                pool.append(kept)
                 pool_ll.append(ll)
     return pool, {"steps": float(per * chains), "accepted": round(taken / max(1, tried), 3),
                   "start_loglik": round(sum(starts) / len(starts), 3),
@@ -438,7 +612,8 @@ def sampler(state: State, seat: Seat, worlds: int, eps: float,
     pool = [determinize(rng) for _ in range(worlds)]
     if not any(mover != seat for _b, mover, _m in replay(pool[0])):
         return None
-    logs = [log_likelihood(w, seat, eps, model) for w in pool]
+    score = likelihood(state, seat, eps, model)
+    logs = [score(w) for w in pool]
     top = max(logs)
     weights = [math.exp(x - top) for x in logs]
     total = sum(weights)

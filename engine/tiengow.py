@@ -968,6 +968,9 @@ RULES_ENTRY = register(RuleSet(
 
 #: face -> the face-down discard of that one tile
 DISCARD1 = _DISCARD1
+#: the situation keys of a lead and of the §7 early-death discard of a last tile (``situations``, ``moves_for``)
+LEAD = _LEAD
+DEAD = _DEAD
 #: faces (sorted) -> their face-down discard move (interned)
 discard_of = _discard_of
 
@@ -1020,6 +1023,36 @@ def follow_of(state: State) -> tuple[list[Move], tuple[Face, ...], int] | None:
     if len(hand) == 1 and not st.columns[t] and st.options["early_death"]:
         return None
     return beats_for(hand, sit), hand, _SIZE[sit]
+
+
+def situations(state: State) -> list[int]:
+    """For every play of the deal so far, in the order played (the tricks', then the current one's), the
+    situation key its player moved in: ``moves_for(hand, key)`` with the player's hand then lists exactly the
+    moves it had (a lead, the §7 early-death discard of a last tile, or a follow of the high group).
+    Public: what every seat saw.  For a search's inference, which scores the other seats' past moves from the
+    hands a sampled world gives them, without replaying the deal."""
+    st = cast(TienGowState, state)
+    early_death = st.options["early_death"]
+    columns = [0] * PLAYERS
+    left = [len(h) for h in st.hands]
+    plays = [ps for _l, _w, ps in st.tricks] + [st.cur]
+    for ps in plays:
+        for p, _up, faces in ps:
+            left[p] += len(faces)
+    out: list[int] = []
+    for k, ps in enumerate(plays):
+        sit = _LEAD
+        for p, up, faces in ps:
+            if sit != _LEAD and early_death and left[p] == 1 and not columns[p]:
+                out.append(_DEAD)
+            else:
+                out.append(sit)
+            if up:
+                sit = _sit(*GROUPS[faces])
+            left[p] -= len(faces)
+        if k < len(st.tricks):
+            columns[st.tricks[k][1]] += len(ps[0][2])
+    return out
 
 
 def leads_for(hand: tuple[Face, ...]) -> list[Move]:
@@ -1183,5 +1216,5 @@ def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float,
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("BEAT_RUN1", "DISCARD1", "TienGowState", "beats_for", "discard_of", "follow_of", "hand_names",
-              "leads_for", "moves_for", "observer", "rollout_of")
+SEARCH_KIT = ("BEAT_RUN1", "DEAD", "DISCARD1", "GROUPS", "LEAD", "TienGowState", "beats_for", "discard_of", "follow_of", "hand_names",
+              "leads_for", "moves_for", "observer", "rollout_of", "situations")

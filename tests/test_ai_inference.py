@@ -14,6 +14,7 @@ import ai
 import engine
 from ai import inference
 from engine.game import State
+from engine.tiengow import DEAD, situations
 
 INFER = {"iterations": 60, "time_ms": 600_000, "inference": True, "inference_worlds": 12}
 MCMC = {**INFER, "inference_worlds": 1, "inference_mcmc": 40}
@@ -153,6 +154,104 @@ def test_the_replay_rebuilds_the_deal_as_the_world_has_it():
     # the replay plays on one state: once it is through, that state is the position now, hands and all
     assert replayed is not None
     assert replayed.hands == state.hands and replayed.columns == state.columns and replayed.cur == state.cur
+
+
+def _replayed_log_likelihood(world: State, seat: int, eps: float) -> float:
+    """The greedy model's log-likelihood as the replay scores it: the deal rebuilt and replayed, and every
+    other seat's move with a choice scored against ``greedy`` on the replayed position."""
+    scores: dict[int, list[tuple[bool, int]]] = {}
+    for before, mover, move, n in inference._choices(world, seat):
+        scores.setdefault(mover, []).append((inference._tiengow_agrees(before, mover, move), n))
+    # summed seat by seat, in seat order, as the fast path sums its parts (the float sums then agree exactly)
+    if eps > 0.0:
+        return sum(sum(math.log((1.0 - eps) * a + eps / n) for a, n in scores[p]) for p in sorted(scores))
+    total = 0.0
+    for part in (scores[p] for p in sorted(scores)):
+        logs = [sum(math.log((1.0 - e) * a + e / n) for a, n in part) for e in inference.EPS_GRID]
+        top = max(logs)
+        total += top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
+    return total
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1, 0.5])
+def test_the_greedy_likelihood_without_the_replay_scores_every_move_as_the_replay_does(eps):
+    # inference from the other seats' moves (the greedy model): Tien Gow's likelihood reads each seat's
+    # hand before each of its moves from the world and the move's public situation instead of replaying
+    # the deal; it must give the replay's value for every world, of random and of greedy play, with face-down
+    # discards, §7 early death and forced moves among them
+    rng = random.Random(f"inference/scorer/{eps}")
+    worlds = dead = 0
+    for seed in range(40):
+        state = engine.new_game("tiengow", players=4, seed=seed)
+        engine_id = "random" if seed % 2 else "greedy"
+        for ply in range(4 + seed * 7 % 28):
+            before = state.clone()
+            state.apply(ai.decide(engine_id, state, state.to_move, {}, seed=ply).move)
+            if state.to_move is None or state.deals_done:
+                state = before  # the deal is over (§7 early death ends it sooner): its last position
+                break
+        seat = state.to_move
+        dead += situations(state).count(DEAD)
+        score = inference.likelihood(state, seat, eps)
+        for _ in range(4):
+            world = state.determinize(seat, rng)
+            expected = _replayed_log_likelihood(world, seat, eps)
+            assert score(world) == pytest.approx(expected, abs=1e-9)
+            assert inference.log_likelihood(world, seat, eps) == pytest.approx(expected, abs=1e-9)
+            worlds += 1
+    assert worlds == 160 and dead > 0
+
+
+def _reference_swap(world: State, seat: int, rng: random.Random) -> State | None:
+    """The chain's proposal on a whole State, as ``inference._tiengow_swapped`` documents it: two hidden
+    tiles of other seats exchanged (hand tiles of the other seats first, then the tiles of their face-down
+    plays in the order played); ``None`` when both are in one hand or play or of one face."""
+    hands = [[] if p == seat else list(h) for p, h in enumerate(world.hands)]
+    downs = [(p, list(f)) for _l, _w, ps in world.tricks for p, up, f in ps if not up]
+    downs += [(p, list(f)) for p, up, f in world.cur if not up]
+    places = [(h, i, p) for p, h in enumerate(hands) for i in range(len(h))]
+    places += [(f, i, len(hands) + k) for k, (p, f) in enumerate(downs) if p != seat for i in range(len(f))]
+    if len(places) < 2:
+        return None
+    (a, i, ca), (b, j, cb) = rng.sample(places, 2)
+    if ca == cb or a[i] == b[j]:
+        return None
+    a[i], b[j] = b[j], a[i]
+    return world.rearranged([tuple(sorted(h)) if p != seat else world.hands[p] for p, h in enumerate(hands)],
+                            [tuple(sorted(f)) for _p, f in downs])
+
+
+def _reference_chain(state: State, seat: int, steps: int, eps: float, rng: random.Random, chains: int = 4):
+    """Metropolis sampling as ``inference.chain`` documents it, on whole States: each chain from a fresh
+    world arranged as the model plays, the proposal accepted with chance min(1, L(new) / L(old)) under the
+    replayed likelihood, the second half of every chain kept."""
+    uniform = state.determinizer(seat)
+    per = max(2, steps // chains)
+    pool = []
+    for _c in range(chains):
+        world = inference.ARRANGE["tiengow"](uniform(rng), seat)
+        ll = _replayed_log_likelihood(world, seat, eps)
+        for step in range(per):
+            new = _reference_swap(world, seat, rng)
+            if new is not None:
+                new_ll = _replayed_log_likelihood(new, seat, eps)
+                if new_ll >= ll or rng.random() < math.exp(new_ll - ll):
+                    world, ll = new, new_ll
+            if step >= per // 2:
+                pool.append(world)
+    return pool
+
+
+def test_the_metropolis_chain_walks_as_the_reference_chain_on_whole_states_does():
+    # the chain's fast path (light worlds, the likelihood without the replay, each seat's part remembered)
+    # must draw the very worlds of the chain it stands for: the same proposals, the same acceptances
+    for i, state in enumerate(_with_hidden_discards(3)):
+        seat = state.to_move
+        made = inference.chain(state, seat, 120, 0.1, random.Random(i))
+        assert made is not None
+        expected = _reference_chain(state, seat, 120, 0.1, random.Random(i))
+        assert [w.to_dict() for w in made[0]] == [w.to_dict() for w in expected]
+        assert len({id(w) for w in made[0]}) > 1
 
 
 def test_worlds_consistent_with_greedy_opponents_weigh_more_than_the_others():

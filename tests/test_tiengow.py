@@ -616,3 +616,27 @@ def test_leads_and_beats_match_an_independent_reading_of_section_3():
         discards = {canonical(s, t, "discard") for t in sub_multisets(follower) if len(t) == len(lead_tiles)}
         assert sorted(ids(s)) == sorted(beats | discards)
         assert len(ids(s)) == len(beats) + len(discards)
+
+
+def test_situations_name_the_moves_each_player_had_at_every_play_of_the_deal():
+    # the search kit's public reading of the history (engine.tiengow.situations): for every play so far, the
+    # situation it was made in -- a lead, a follow of the high group, or the §7 early-death discard of a last
+    # tile -- so that moves_for(hand then, situation) lists exactly the legal moves the player had
+    from engine.tiengow import DEAD, moves_for, situations
+
+    rng = random.Random("tiengow/situations")
+    dead = 0
+    for seed in range(30):
+        state = engine.new_game("tiengow", players=4, seed=seed)
+        had = []  # (hand, legal moves) before every play of the deal
+        while state.to_move is not None and not state.deals_done:
+            moves = state.legal_moves()
+            had.append((state.hands[state.to_move], [m.id for m in moves]))
+            state.apply(rng.choice(moves))
+            if state.to_move is not None and not state.deals_done:
+                sits = situations(state)
+                assert len(sits) == len(had)
+                for (hand, ids), sit in zip(had, sits, strict=True):
+                    assert [m.id for m in moves_for(hand, sit)] == ids
+                dead += sits.count(DEAD)
+    assert dead > 0

@@ -92,12 +92,22 @@ def greedy_with(*, strongest_lead: bool = False, reserve_beats: bool = False) ->
 
 def _greedy(state: State, seat: Seat, rng: random.Random, strongest_lead: bool, reserve_beats: bool) -> Move:
     assert isinstance(state, TienGowState) and state.to_move == seat
-    moves = state.legal_moves()
+    return _greedy_choice(state.legal_moves(), state.hands[seat], not state.cur, rng, strongest_lead,
+                          reserve_beats)
+
+
+def greedy_choice(moves: list[Move], hand: tuple[Face, ...], leading: bool, rng: random.Random) -> Move:
+    """``greedy``'s move from what it reads of a position: the legal ``moves`` (in legal order; not changed),
+    the mover's ``hand`` and whether it leads -- for ``ai.inference``, which scores the other seats' past
+    moves from the hands a world gives them without replaying the deal."""
+    return _greedy_choice(moves, hand, leading, rng, False, False)
+
+
+def _greedy_choice(moves: list[Move], hand: tuple[Face, ...], leading: bool, rng: random.Random,
+                   strongest_lead: bool, reserve_beats: bool) -> Move:
     if len(moves) == 1:
         return moves[0]
-    hand = state.hands[seat]
     reserve = _reserve(hand)
-    leading = not state.cur
     if leading:
         keep = _unreserved(moves, reserve)
         # many tiles first, then the weakest group of that size (tuned by self-play; ``strongest_lead``: the
@@ -129,6 +139,11 @@ def greedy_playout(state: State, rng: random.Random) -> Move:
     if beats:
         return min(beats, key=_beat_order)
     return weakest(hand, n)
+
+
+def cheapest(beats: list[Move]) -> Move:
+    """``greedy``'s beat among ``beats`` (a follow's face-up moves, in legal order): the cheapest."""
+    return min(beats, key=_beat_order)
 
 
 def _beat_order(m: Move) -> tuple[int, float]:
