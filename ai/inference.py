@@ -40,7 +40,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from ai.heuristics import kozel as kozel_heuristics
 from ai.heuristics import tiengow as tiengow_heuristics
@@ -289,10 +289,13 @@ class _TienGowScorer:
     the others are looked up.  The same scores, move for move, as the replay (``_choices``; checked by
     ``tests/test_ai_inference.py``)."""
 
-    def __init__(self, state: State, seat: Seat, eps: float) -> None:
+    def __init__(self, state: State, seat: Seat, eps: float, models: Sequence[str] = ("greedy",)) -> None:
         st = cast(TienGowState, state)
         self.seat = seat
         self.eps = eps
+        #: the greedy models a seat may play like (``ai.heuristics.tiengow.MODELS``): with more than one, a
+        #: seat's part is the mixture over them, each as likely before the deal
+        self.models = tuple(tiengow_heuristics.MODELS[m] for m in models)
         sits = situations(st)
         plays = [pl for _l, _w, ps in st.tricks for pl in ps] + list(st.cur)
         #: per other seat: its plays of the deal in order, ``(play index, situation, face up, tiles face up,
@@ -306,10 +309,10 @@ class _TienGowScorer:
             k += 0 if up else 1
         self.memo: dict[tuple[Seat, tuple[Face, ...], tuple[tuple[Face, ...], ...]], float] = {}
         #: (play index, hand then, tiles played) -> the move's score (``_move_score``)
-        self.moves_memo: dict[tuple[int, tuple[Face, ...], tuple[Face, ...]], tuple[bool, int]] = {}
+        self.moves_memo: dict[tuple[int, tuple[Face, ...], tuple[Face, ...]], tuple[tuple[bool, ...], int]] = {}
 
     def _seat_scores(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]
-                     ) -> list[tuple[bool, int]]:
+                     ) -> list[tuple[tuple[bool, ...], int]]:
         mine = [(i, sit, up, faces if up else downs[k]) for i, sit, up, faces, k in self.plays[p]]
         # the seat's hand before each of its moves, built backwards from its hand now
         held = list(hand)
@@ -324,7 +327,7 @@ class _TienGowScorer:
             key = (i, before, faces)
             scored = moves_memo.get(key)
             if scored is None:
-                scored = moves_memo[key] = self._move_score(before, sit, up, faces)
+                scored = moves_memo[key] = self._move_score(before, sit, up, faces, self.models)
             if scored[1] > 1:
                 out.append(scored)
         return out
@@ -338,7 +341,7 @@ class _TienGowScorer:
             key = (p, hands[p], tuple([downs[k] for _i, _s, up, _f, k in mine if not up]))
             part = memo.get(key)
             if part is None:
-                part = memo[key] = _seat_log_likelihood(self._seat_scores(p, hands[p], downs), self.eps)
+                part = memo[key] = self._part(self._seat_scores(p, hands[p], downs))
             total += part
         return total
 
@@ -347,33 +350,59 @@ class _TienGowScorer:
         own, integrated over :data:`EPS_GRID`), as :func:`log_likelihood`."""
         return self.light(_light(world))
 
+    def _part(self, scores: list[tuple[tuple[bool, ...], int]]) -> float:
+        """A seat's part of the log-likelihood: under the one model, :func:`_seat_log_likelihood`; under
+        several, the log of their mean likelihood."""
+        if len(self.models) == 1:
+            return _seat_log_likelihood([(a[0], n) for a, n in scores], self.eps)
+        logs = [_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps) for k in range(len(self.models))]
+        top = max(logs)
+        return top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
+
+    def posterior(self, world: Light) -> dict[Seat, list[float]]:
+        """Per other seat, the chance of each model given its moves in ``world`` (the models as likely as
+        each other before the deal)."""
+        hands, downs = world
+        out = {}
+        for p in self.plays:
+            scores = self._seat_scores(p, hands[p], downs)
+            logs = [_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps) for k in range(len(self.models))]
+            top = max(logs)
+            weights = [math.exp(x - top) for x in logs]
+            total = sum(weights)
+            out[p] = [w / total for w in weights]
+        return out
+
     @staticmethod
-    def _move_score(hand: tuple[Face, ...], sit: int, up: int, faces: tuple[Face, ...]) -> tuple[bool, int]:
-        """Whether a move of ``faces`` (face up or not) from ``hand`` in situation ``sit`` plays like greedy's,
-        and how many legal moves there were (1: no choice, not scored)."""
-        power = tiengow_heuristics.power_of
+    def _move_score(hand: tuple[Face, ...], sit: int, up: int, faces: tuple[Face, ...],
+                    models: tuple[tuple[bool, bool], ...]) -> tuple[tuple[bool, ...], int]:
+        """Whether a move of ``faces`` (face up or not) from ``hand`` in situation ``sit`` plays like each
+        greedy model's, and how many legal moves there were (1: no choice, not scored)."""
         if sit == LEAD:
-            moves = leads_for(hand)
-            n = len(moves)
-            if n <= 1:
-                return True, n
-            g = tiengow_heuristics.greedy_choice(moves, hand, True, random.Random(0))
+            n = len(leads_for(hand))
+            beats = None
         elif sit == DEAD:
-            return True, 1  # §7: the one move
+            return (True,) * len(models), 1  # §7: the one move
         else:
-            # a follow without listing its discards: greedy beats with the cheapest beat, else lays the
-            # weakest tiles; the legal moves are the beats and every distinct set of len(faces) tiles
+            # a follow, counted without listing its discards: the beats and every distinct set of
+            # len(faces) tiles
             beats = beats_for(hand, sit)
             n = len(beats) + _multisets(hand, len(faces))
-            if n <= 1:
-                return True, n
-            g = tiengow_heuristics.cheapest(beats) if beats else tiengow_heuristics.weakest(hand, len(faces))
-        if g.code[0] != up:
-            return False, n
-        if up:
-            gtype, rank = GROUPS[faces]
-            return g.code[2] == gtype and g.code[3] == rank and len(g.code[1]) == len(faces), n
-        return abs(power(g.code[1]) - power(faces)) < 1e-9, n
+        if n <= 1:
+            return (True,) * len(models), n
+        return tuple(_plays_like(tiengow_heuristics.model_choice(hand, beats, len(faces), m), up, faces)
+                     for m in models), n
+
+
+def _plays_like(g: Move, up: int, faces: tuple[Face, ...]) -> bool:
+    """Whether the move of ``faces`` (face up or not) plays like ``g``: the same group (type, rank and size)
+    face up, or face-down tiles of the same total power (``_tiengow_agrees``)."""
+    if g.code[0] != up:
+        return False
+    if up:
+        gtype, rank = GROUPS[faces]
+        return g.code[2] == gtype and g.code[3] == rank and len(g.code[1]) == len(faces)
+    return abs(tiengow_heuristics.power_of(g.code[1]) - tiengow_heuristics.power_of(faces)) < 1e-9
 
 
 def _seat_log_likelihood(scores: list[tuple[bool, int]], eps: float) -> float:
@@ -413,12 +442,13 @@ def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") 
     return total
 
 
-def likelihood(state: State, seat: Seat, eps: float, model: str = "greedy") -> Callable[[State], float]:
+def likelihood(state: State, seat: Seat, eps: float, model: str = "greedy",
+               models: Sequence[str] = ("greedy",)) -> Callable[[State], float]:
     """:func:`log_likelihood` for the worlds of ``seat``'s information set in ``state``, as one function:
     at Tien Gow under the greedy model a :class:`_TienGowScorer`, which reads the public history once and
-    remembers each seat's part."""
+    remembers each seat's part (with several ``models``, ``ai.heuristics.tiengow.MODELS``, their mixture)."""
     if model == "greedy" and state.rules.id == "tiengow":
-        return _TienGowScorer(state, seat, eps)
+        return _TienGowScorer(state, seat, eps, models)
     return lambda world: log_likelihood(world, seat, eps, model)
 
 
@@ -514,7 +544,8 @@ PROPOSALS: dict[str, tuple[Callable[[State, Seat], list[tuple[int, int]]],
 
 
 def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
-          chains: int = 4, model: str = "greedy") -> tuple[list[State], dict[str, float]] | None:
+          chains: int = 4, model: str = "greedy",
+          models: Sequence[str] = ("greedy",)) -> tuple[list[State], dict[str, Any]] | None:
     """Worlds of ``seat``'s information set drawn in proportion to their likelihood under the opponent
     model by Metropolis sampling: ``chains`` chains, each from a fresh world arranged as the model plays
     (``ARRANGE``), each ``steps // chains`` steps of :data:`PROPOSALS` accepted with probability
@@ -537,12 +568,15 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
     arrange = ARRANGE[state.rules.id]
     places_of, propose = PROPOSALS[state.rules.id]
     places = places_of(state, seat)
-    score = likelihood(state, seat, eps, model)
+    score = likelihood(state, seat, eps, model, models)
     chains = max(1, chains)
     per = max(2, steps // chains)
     pool: list[State] = []
     pool_ll: list[float] = []
     starts, taken, tried = [], 0, 0
+    typed = isinstance(score, _TienGowScorer) and len(models) > 1
+    belief: dict[Seat, list[float]] = {}
+    chances: dict[Seat, list[float]] = {}
     for _c in range(chains):
         # the chain's start: every world of it is this one with its hidden tiles placed otherwise
         template = cast(TienGowState, arrange(uniform(rng), seat))
@@ -567,15 +601,48 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
             if step >= per // 2:
                 if world is not kept_of:
                     kept, kept_of = built(world), world
+                    if typed:
+                        chances = cast(_TienGowScorer, score).posterior(world)
                 pool.append(kept)
                 pool_ll.append(ll)
-    return pool, {"steps": float(per * chains), "accepted": round(taken / max(1, tried), 3),
-                  "start_loglik": round(sum(starts) / len(starts), 3),
-                  "pool_loglik": round(sum(pool_ll) / len(pool_ll), 3)}
+                if typed:
+                    for p, cs in chances.items():
+                        sums = belief.setdefault(p, [0.0] * len(cs))
+                        for k, c in enumerate(cs):
+                            sums[k] += c
+    stats: dict[str, Any] = {"steps": float(per * chains), "accepted": round(taken / max(1, tried), 3),
+                             "start_loglik": round(sum(starts) / len(starts), 3),
+                             "pool_loglik": round(sum(pool_ll) / len(pool_ll), 3)}
+    if typed:
+        # each other seat's likeliest model over the pool (the mean of its chances in the pool's worlds)
+        stats["types"] = {str(p): models[sums.index(max(sums))] for p, sums in sorted(belief.items())}
+    return pool, stats
+
+
+def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, rng: random.Random,
+                  worlds: int = 16) -> dict[str, list[float]] | None:
+    """Each other seat's chance of playing like each greedy model of ``models`` (names of
+    ``ai.heuristics.tiengow.MODELS``) given its moves in this deal: the mean of its chances
+    (:meth:`_TienGowScorer.posterior`) over ``worlds`` worlds of ``seat``'s information set arranged as the
+    model discards; ``None`` where there is nothing to weigh (not Tien Gow, or one model).  Only what
+    ``seat`` saw is used, as in :func:`chain`."""
+    if state.rules.id != "tiengow" or len(models) < 2:
+        return None
+    score = _TienGowScorer(state, seat, eps, models)
+    uniform = state.determinizer(seat)
+    belief: dict[Seat, list[float]] = {}
+    for _ in range(worlds):
+        chances = score.posterior(_light(_tiengow_arrange(uniform(rng), seat)))
+        for p, cs in chances.items():
+            sums = belief.setdefault(p, [0.0] * len(cs))
+            for k, c in enumerate(cs):
+                sums[k] += c
+    return {str(p): [round(x / worlds, 4) for x in sums] for p, sums in sorted(belief.items())}
 
 
 def sampler(state: State, seat: Seat, worlds: int, eps: float,
-            rng: random.Random, mcmc: int = 0, model: str = "greedy") -> tuple[Callable[[random.Random], State], dict[str, float]] | None:
+            rng: random.Random, mcmc: int = 0, model: str = "greedy",
+            models: Sequence[str] = ("greedy",)) -> tuple[Callable[[random.Random], State], dict[str, Any]] | None:
     """A sampler of ``seat``'s information set weighted by the other seats' moves (importance resampling
     over ``worlds`` candidates drawn with ``rng``), and its statistics (``effective``: the effective number
     of candidates, ``1 / sum of squared normalised weights``; ``elapsed_ms``: the time it took, which the
@@ -585,7 +652,7 @@ def sampler(state: State, seat: Seat, worlds: int, eps: float,
         return None
     t0 = time.perf_counter()
     if mcmc > 0:
-        made = chain(state, seat, mcmc, eps, rng, model=model)
+        made = chain(state, seat, mcmc, eps, rng, model=model, models=models)
         if made is None:
             return None
         found, stats = made

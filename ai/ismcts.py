@@ -688,7 +688,7 @@ class IsmctsEngine(Engine):
             return self._paired(state, seat, params, rng, moves, heuristics.distinct(state), kit.policy,
                                 kit.rollout, heuristics.rollout_draws, used)
         worlds, time_ms, extra = self._budget(state, seat, params, rng)
-        model, opponents = self._model(heuristics, params)
+        model, opponents = self._model(heuristics, params, extra.get("inference"))
         found = search(
             state, seat, iterations=params["iterations"], time_ms=time_ms, uct_c=params["uct_c"], rng=rng,
             worlds=worlds, model=model, model_eps=params["opponents_eps"],
@@ -703,12 +703,13 @@ class IsmctsEngine(Engine):
             stats["root"] = "uniform"
         return Decision(best, stats, tuple(moves))
 
-    @staticmethod
-    def _model(heuristics: Heuristics | None, params: dict[str, Any]) -> tuple[Policy | None, str]:
+    def _model(self, heuristics: Heuristics | None, params: dict[str, Any],
+               inferred: dict[str, Any] | None = None) -> tuple[Policy | None, str]:
         """The opponent model ``opponents`` names and the name of the one used: ``None``, ``"tree"`` for the
         tree's own UCB (also for a rule set without heuristics), else the greedy engine's one-ply choice for
         whichever seat is to move, ``"greedy"``; ``"default"`` is the rule set's
-        ``Heuristics.default_opponents``."""
+        ``Heuristics.default_opponents``.  ``inferred``: the inference's statistics of this decision (a
+        variant may read them; ``bench/variants.py``)."""
         if heuristics is None:
             return None, "tree"
         name = params["opponents"]

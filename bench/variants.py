@@ -88,6 +88,17 @@ beside the shipped ones.
   equal time, and Tiu U's hand-set weights had never been screened.  Measured (docs/ai-history.md,
   seventeenth look): ``explore=0.1`` is level with ``ismcts`` at 100 ms over 800 fresh sets.  Elsewhere it is
   ``ismcts``.
+* ``ismcts_typed`` (parameters ``models``, default ``greedy,greedy_before``, and ``types``, ``likeliest`` or
+  ``drawn``): ``ismcts`` at Tien Gow that finds, per other seat, which greedy engine it plays like (a library
+  of opponent models, ``ai.heuristics.tiengow.MODELS``: today's ``greedy`` and the engine of before, which
+  leads its strongest group and keeps its reserved tile back from beats) and plays each seat in its tree by
+  that model (``greedy_playout_with``) instead of today's.  A seat's chances are the mean of its posterior
+  over 16 arranged worlds of the information set (``ai.inference.model_chances``: each model with the noise
+  ``inference_eps``, as likely as the other before the deal; about 5 ms, taken off ``time_ms``); with
+  ``inference_mcmc`` the chain weighs worlds under the mixture and names the likeliest.  ``drawn`` plays a
+  seat, in each iteration's world, by a model drawn from its chances.  With one model it is ``ismcts``
+  itself.  The idea: the greedy model in the tree is Tien Gow's strength, and against the greedy engine of
+  before (point 5's bar) the exact model of it is worth +1.6 a deal (docs/ai-history.md, nineteenth look).
 """
 
 from __future__ import annotations
@@ -99,6 +110,7 @@ from dataclasses import replace
 from typing import Any, ClassVar, cast
 
 import ai
+from ai import inference
 from ai.greedy import GreedyEngine
 from ai.heuristics import Greedy, Heuristics, Policy, Rollout, greedy_policy, tiengow, tiuu
 from ai.heuristics import tiengow_wall as wall
@@ -527,8 +539,93 @@ class TiuUPlayout(_PlayoutVariant):
 
 
 #: the variants this bench seats, by id
+class TypedOpponents(IsmctsEngine):
+    """``ismcts`` that infers, per other seat, which greedy engine it plays like (module docstring)."""
+
+    id = "ismcts_typed"
+    description = ("ismcts at Tien Gow with each other seat's greedy model inferred from its moves: the chain "
+                   "weighs worlds under the mixture of `models`, and the tree plays each seat by its likeliest")
+    params: ClassVar[tuple[Param, ...]] = (*IsmctsEngine.params, Param(
+        "models", str, "greedy,greedy_before", "the greedy models another seat may play like, names of "
+        "ai.heuristics.tiengow.MODELS separated by commas (elsewhere than Tien Gow: ismcts)"), Param(
+        "types", str, "likeliest", "how the tree plays another seat: by its likeliest model ('likeliest') or, "
+        "in each iteration's world, by a model drawn from its chances ('drawn')", choices=("likeliest", "drawn")))
+
+    def _models(self, params: dict[str, Any]) -> tuple[str, ...]:
+        names = tuple(params["models"].split(","))
+        unknown = [n for n in names if n not in tiengow.MODELS]
+        if unknown or not names:
+            raise ai.BadParams(f"parameter 'models' names no model of ai.heuristics.tiengow.MODELS: {unknown}",
+                               "models")
+        return names
+
+    def worlds(self, state: State, seat: Seat, params: dict[str, Any],
+               rng: random.Random) -> tuple[Worlds | None, dict[str, Any] | None]:
+        models = self._models(params)
+        if not params["inference"] or state.rules.id != "tiengow" or len(models) < 2:
+            return super().worlds(state, seat, params, rng)
+        if params["inference_mcmc"] > 0:
+            made = inference.sampler(state, seat, params["inference_worlds"], params["inference_eps"], rng,
+                                     mcmc=params["inference_mcmc"], model=params["inference_model"],
+                                     models=models)
+            return (None, None) if made is None else made
+        # without the chain: the worlds of ismcts, and each seat's model judged on a few arranged worlds
+        t0 = time.perf_counter()
+        chances = inference.model_chances(state, seat, models, params["inference_eps"],
+                                          random.Random(rng.random()))
+        spent = (time.perf_counter() - t0) * 1000.0
+        sampled, stats = super().worlds(state, seat, params, rng)
+        if chances is None:
+            return sampled, stats
+        out: dict[str, Any] = dict(stats or {"elapsed_ms": 0.0})
+        # the likeliest model of each seat (a seat with no move that tells them apart: today's greedy)
+        out["types"] = {p: models[cs.index(max(cs))] if max(cs) > min(cs) else models[0]
+                        for p, cs in chances.items()}
+        out["chances"] = chances
+        out["elapsed_ms"] = round(out["elapsed_ms"] + spent, 3)
+        return sampled, out
+
+    def _model(self, heuristics: Heuristics | None, params: dict[str, Any],
+               inferred: dict[str, Any] | None = None) -> tuple[Policy | None, str]:
+        policy, name = super()._model(heuristics, params, inferred)
+        types = (inferred or {}).get("types")
+        if policy is None or not types:
+            return policy, name
+        models = self._models(params)
+        policies = [tiengow.greedy_playout_with(strongest_lead=tiengow.MODELS[m][0],
+                                                reserve_beats=tiengow.MODELS[m][1]) for m in models]
+        if params["types"] == "likeliest":
+            by_seat = {int(p): policies[models.index(m)] for p, m in types.items()}
+
+            def likeliest(world: State, r: random.Random) -> Move:
+                mover = world.to_move
+                return by_seat[mover](world, r) if mover in by_seat else policy(world, r)
+
+            return likeliest, "typed"
+        # "drawn": each iteration's world plays every seat by a model drawn from its chances
+        chances = {int(p): cs for p, cs in (inferred or {}).get("chances", {}).items()}
+        drawn: dict[str, Any] = {"world": None, "by_seat": {}}
+
+        def sampled(world: State, r: random.Random) -> Move:
+            if drawn["world"] is not world:
+                by_seat = {}
+                for p, cs in chances.items():
+                    x, k = r.random(), 0
+                    while k < len(cs) - 1 and x >= cs[k]:
+                        x -= cs[k]
+                        k += 1
+                    by_seat[p] = policies[k]
+                drawn["world"], drawn["by_seat"] = world, by_seat
+            mover = world.to_move
+            play = drawn["by_seat"].get(mover)
+            return play(world, r) if play is not None else policy(world, r)
+
+        return sampled, "typed"
+
+
 VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), Pimc(), PairedTree(),
-            KozelValue(), GreedyWall(), WallPlayout(), GreedyTienGow(), TienGowPlayout(), TiuUPlayout())
+            KozelValue(), GreedyWall(), WallPlayout(), GreedyTienGow(), TienGowPlayout(), TiuUPlayout(),
+            TypedOpponents())
 
 
 def register() -> None:

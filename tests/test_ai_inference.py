@@ -475,3 +475,56 @@ def test_the_placement_bench_scores_kozel_worlds_against_the_true_hands():
     assert {"uniform", "sampler 40 softmax", "sampler 40 softmax - uniform", "sampler 40 softmax ms"} <= set(rows)
     _assert_placement_rows(rows, 3, ("uniform", "sampler 40 softmax"), "sampler 40 softmax", "uniform",
                            _kozel_rounds(1)[0])
+
+
+def _mixed_table(seed: int, moves: int) -> State:
+    """A Tien Gow deal ``moves`` moves in, seats 1 and 3 playing the greedy engine of before (strongest lead,
+    reserved tile kept back from beats) and seats 0 and 2 today's greedy engine (the last position of the
+    deal if it ends sooner)."""
+    from ai.heuristics.tiengow import greedy, greedy_with
+
+    before = greedy_with(strongest_lead=True, reserve_beats=True)
+    state = engine.new_game("tiengow", players=4, seed=seed)
+    for ply in range(moves):
+        nxt = state.clone()
+        mover = nxt.to_move
+        nxt.apply((before if mover % 2 else greedy)(nxt, mover, random.Random(ply)))
+        if nxt.to_move is None or nxt.deals_done:
+            break
+        state = nxt
+    return state
+
+
+def test_the_model_chances_find_which_greedy_engine_each_seat_plays_like():
+    # inference from the other seats' moves, over a library of opponent models: seats that play the greedy
+    # engine of before and seats that play today's are told apart from their moves in the deal (mostly by
+    # their leads: the strongest group against the weakest), from worlds of the searching seat's
+    # information set only
+    right = wrong = 0
+    for seed in range(24):
+        state = _mixed_table(seed, 14 + seed % 12)
+        seat = state.to_move
+        chances = inference.model_chances(state, seat, ("greedy", "greedy_before"), 0.1, random.Random(seed))
+        assert chances is not None
+        for p, (today, before) in chances.items():
+            assert today + before == pytest.approx(1.0, abs=1e-3)
+            if today != before:
+                truth_before = int(p) % 2 == 1
+                right += (before > today) == truth_before
+                wrong += (before > today) != truth_before
+    assert right >= 4 * wrong and right > 40, (right, wrong)
+    assert inference.model_chances(state, state.to_move, ("greedy",), 0.1, random.Random(0)) is None
+
+
+def test_states_with_the_same_observation_history_get_the_same_model_chances():
+    # the fair-AI rule for the model library: another true state the seat cannot tell from this one (other
+    # hands, other tiles behind the other seats' face-down discards) gives identical chances
+    rng = random.Random("inference/model-chances/iset")
+    for seed in range(6):
+        state = _mixed_table(seed, 16 + seed)
+        seat = state.to_move
+        other = state.determinize(seat, rng)
+        assert other.view(seat) == state.view(seat) and other.to_dict() != state.to_dict()
+        models = ("greedy", "greedy_before")
+        assert inference.model_chances(state, seat, models, 0.1, random.Random(seed)) == inference.model_chances(
+            other, seat, models, 0.1, random.Random(seed))

@@ -27,6 +27,7 @@ from bench.variants import (
     SoftDiscards,
     TienGowPlayout,
     TiuUPlayout,
+    TypedOpponents,
     WallPlayout,
 )
 
@@ -239,6 +240,43 @@ def test_the_tiuu_playout_variant_with_the_shipped_weights_is_the_search_itself(
     assert _harness_check(TiuUPlayout(), positions, {}, {"explore": 0.0}) > 0
 
 
+def _mixed_positions(count: int) -> list[tuple[engine.State, int]]:
+    """Tien Gow positions where seats 1 and 3 have played the greedy engine of before and seats 0 and 2
+    today's, 10 to 21 moves in, the seat to move with a real choice."""
+    from ai.heuristics.tiengow import greedy, greedy_with
+
+    before = greedy_with(strongest_lead=True, reserve_beats=True)
+    out = []
+    seed = 0
+    while len(out) < count:
+        state = engine.new_game("tiengow", players=4, seed=seed)
+        for ply in range(10 + seed % 12):
+            mover = state.to_move
+            state.apply((before if mover % 2 else greedy)(state, mover, random.Random(ply)))
+        seed += 1
+        if len(state.legal_moves()) > 1:
+            out.append((state, state.to_move))
+    return out
+
+
+def test_the_typed_opponents_variant_with_one_model_is_the_search_itself_and_plays_seats_by_their_type():
+    # the variant's harness check: with today's greedy as the only model it is ismcts node for node; with the
+    # greedy engine of before among the models, seats that play like it are found and played by it in the
+    # tree (the statistics name the types), which changes the search
+    positions = _mixed_positions(6)
+    assert _harness_check(TypedOpponents(), positions, {"models": "greedy"}, {}) > 0
+    found = 0
+    for state, seat in positions:
+        decision = _run(TypedOpponents(), state, seat, {"inference_eps": 0.1})
+        assert decision.stats["opponents"] == "typed"
+        types = decision.stats["inference"]["types"]
+        found += sum(m == ("greedy_before" if int(p) % 2 else "greedy") for p, m in types.items())
+    assert found >= 12  # of 18 seats
+    with pytest.raises(ai.BadParams):
+        TypedOpponents().choose(positions[0][0], positions[0][1],
+                                TypedOpponents().validate({**PARAMS, "models": "greedy,nobody"}), random.Random(0))
+
+
 def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():
     # the variant's rule: ``pimc_worlds`` searches of an equal share of the iterations, each in one sampled
     # world of the seat's information set, their root visits summed, the most visited move played
@@ -307,7 +345,7 @@ def test_variants_are_seated_by_their_bench_alone_and_never_served():
     # process, which the service never imports
     for variant in ("ismcts_greedy_tiebreak", "ismcts_soft_discards", "ismcts_kozel_playout", "pimc",
                     "ismcts_paired_tree", "ismcts_kozel_value", "greedy_wall", "ismcts_wall_playout", "greedy_tiengow",
-                    "ismcts_tiengow_playout", "ismcts_tiuu_playout"):
+                    "ismcts_tiengow_playout", "ismcts_tiuu_playout", "ismcts_typed"):
         assert variant not in ai.ENGINES
         with pytest.raises(ai.UnknownEngine):
             ai.get_engine(variant)

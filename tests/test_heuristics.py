@@ -106,3 +106,50 @@ def test_tiengow_greedy_playout_is_the_greedy_engine_move_for_move_and_draw_for_
         assert a.id == b.id and a_rng.getstate() == b_rng.getstate(), (seed, a.id, b.id)
         kinds["lead" if not state.cur else "beat" if a.code[0] else "discard"] += 1
     assert all(kinds.values()), kinds
+
+
+@pytest.mark.parametrize("model", ["greedy", "greedy_before"])
+def test_tiengow_model_playouts_are_their_greedy_engines_move_for_move(model):
+    """``greedy_playout_with(...)`` of each greedy model an opponent may play like
+    (``ai.heuristics.tiengow.MODELS``: today's ``greedy`` and the engine of before, which leads its strongest
+    group and keeps its reserved tile back from beats before the last trick) plays as ``greedy_with(...)``:
+    the same move and the same generator state at random positions; ``model_choice``, which reads only the
+    hand, its beats and the trick's size, plays the same group (or face-down tiles of the same power)."""
+    import random
+
+    from ai.heuristics.tiengow import MODELS, POWER, greedy_playout_with, greedy_with, model_choice
+    from engine.tiengow import LEAD, beats_for, situations
+
+    strongest_lead, reserve_beats = MODELS[model]
+    engine_move = greedy_with(strongest_lead=strongest_lead, reserve_beats=reserve_beats)
+    playout = greedy_playout_with(strongest_lead=strongest_lead, reserve_beats=reserve_beats)
+    held_back = 0
+    for seed in range(400):
+        state = engine.new_game("tiengow", players=4, seed=seed)
+        walk = random.Random(seed)
+        for _ in range(walk.randrange(31)):
+            if state.finished or state.deals_done:
+                break
+            state.apply(walk.choice(state.legal_moves()))
+        if state.finished or state.deals_done:
+            continue
+        a_rng, b_rng = random.Random(seed), random.Random(seed)
+        a = engine_move(state, state.to_move, a_rng)
+        b = playout(state, b_rng)
+        assert a.id == b.id and a_rng.getstate() == b_rng.getstate(), (seed, a.id, b.id)
+        hand = state.hands[state.to_move]
+        if len(state.legal_moves()) > 1:
+            # the situation of the move about to be made, as the search kit reads it from the history
+            after = state.clone()
+            after.apply(a)
+            sit = situations(after)[-1]
+            beats = None if sit == LEAD else beats_for(hand, sit)
+            # ties between leads of one size and rank are broken by a draw: model_choice draws from Random(0)
+            a = engine_move(state, state.to_move, random.Random(0))
+            c = model_choice(hand, beats, len(a.code[1]), MODELS[model])
+            same = c.code[0] == a.code[0] and (
+                c.code[2:4] == a.code[2:4] if a.code[0] else
+                abs(sum(POWER[f] for f in c.code[1]) - sum(POWER[f] for f in a.code[1])) < 1e-9)
+            assert same, (seed, a.id, c.id)
+            held_back += reserve_beats and bool(state.cur) and not a.code[0] and bool(beats)
+    assert held_back > 0 if reserve_beats else held_back == 0

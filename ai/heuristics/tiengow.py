@@ -96,13 +96,6 @@ def _greedy(state: State, seat: Seat, rng: random.Random, strongest_lead: bool, 
                           reserve_beats)
 
 
-def greedy_choice(moves: list[Move], hand: tuple[Face, ...], leading: bool, rng: random.Random) -> Move:
-    """``greedy``'s move from what it reads of a position: the legal ``moves`` (in legal order; not changed),
-    the mover's ``hand`` and whether it leads -- for ``ai.inference``, which scores the other seats' past
-    moves from the hands a world gives them without replaying the deal."""
-    return _greedy_choice(moves, hand, leading, rng, False, False)
-
-
 def _greedy_choice(moves: list[Move], hand: tuple[Face, ...], leading: bool, rng: random.Random,
                    strongest_lead: bool, reserve_beats: bool) -> Move:
     if len(moves) == 1:
@@ -130,20 +123,58 @@ def greedy_playout(state: State, rng: random.Random) -> Move:
     of the hand (``engine.tiengow.follow_of``); a lead is ``greedy``'s own.  The search's opponent model
     (``ismcts:opponents=greedy``, Tien Gow's default) and ``ismcts:playout=greedy`` play it
     (``Heuristics.greedy_playout``; ``tests/test_heuristics.py`` holds it to ``greedy``)."""
+    return _playout_with(state, rng, False, False)
+
+
+def greedy_playout_with(*, strongest_lead: bool = False, reserve_beats: bool = False) -> Policy:
+    """``greedy_with(strongest_lead=, reserve_beats=)`` for whichever seat is to move, at a search's cost, as
+    ``greedy_playout`` is ``greedy``'s (the same move and the same draws): an opponent model of players who
+    follow those rules of thumb (``MODELS``)."""
+
+    def playout(state: State, rng: random.Random) -> Move:
+        return _playout_with(state, rng, strongest_lead, reserve_beats)
+
+    return playout
+
+
+def _playout_with(state: State, rng: random.Random, strongest_lead: bool, reserve_beats: bool) -> Move:
     follow = follow_of(state)
     if follow is None:
         seat = state.to_move
         assert seat is not None, "a playout policy is only asked where a seat is to move"
-        return _greedy(state, seat, rng, False, False)
+        return _greedy(state, seat, rng, strongest_lead, reserve_beats)
     beats, hand, n = follow
+    return _follow(hand, beats, n, reserve_beats)
+
+
+def _follow(hand: tuple[Face, ...], beats: list[Move], n: int, reserve_beats: bool) -> Move:
+    """``_greedy_choice``'s follow from the hand's ``beats`` and the trick's size ``n``, without listing the
+    hand's face-down discards: the cheapest beat (with ``reserve_beats``, before the last trick, one that
+    keeps the reserved tile back), else the weakest ``n`` tiles face down."""
     if beats:
-        return min(beats, key=_beat_order)
+        keep = beats
+        if reserve_beats and len(hand) != n:
+            reserve = _reserve(hand)
+            keep = [m for m in beats if reserve not in m.code[1]]
+        if keep:
+            return min(keep, key=_beat_order)
     return weakest(hand, n)
 
 
-def cheapest(beats: list[Move]) -> Move:
-    """``greedy``'s beat among ``beats`` (a follow's face-up moves, in legal order): the cheapest."""
-    return min(beats, key=_beat_order)
+def model_choice(hand: tuple[Face, ...], beats: list[Move] | None, n: int, model: tuple[bool, bool]) -> Move:
+    """The move of a greedy model ``(strongest_lead, reserve_beats)`` (``MODELS``) from what it reads: its
+    ``hand`` and, on a follow, the hand's ``beats`` of the high group and the trick's size ``n`` (``beats``
+    ``None``: a lead, whose ties are broken by ``Random(0)``) -- for ``ai.inference``, which scores the
+    other seats' past moves from the hands a world gives them."""
+    strongest_lead, reserve_beats = model
+    if beats is None:
+        return _greedy_choice(leads_for(hand), hand, True, random.Random(0), strongest_lead, reserve_beats)
+    return _follow(hand, beats, n, reserve_beats)
+
+
+#: the greedy engines an opponent may play like, by name: ``(strongest_lead, reserve_beats)`` of
+#: ``greedy_with`` (today's ``greedy`` and the engine of before 2026-12-06)
+MODELS: dict[str, tuple[bool, bool]] = {"greedy": (False, False), "greedy_before": (True, True)}
 
 
 def _beat_order(m: Move) -> tuple[int, float]:
