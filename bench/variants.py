@@ -96,8 +96,9 @@ beside the shipped ones.
   over 16 arranged worlds of the information set (``ai.inference.model_chances``: each model with the noise
   ``inference_eps``, as likely as the other before the deal; about 5 ms, taken off ``time_ms``); with
   ``inference_mcmc`` the chain weighs worlds under the mixture and names the likeliest.  ``drawn`` plays a
-  seat, in each iteration's world, by a model drawn from its chances.  With one model it is ``ismcts``
-  itself.  The idea: the greedy model in the tree is Tien Gow's strength, and against the greedy engine of
+  seat, in each iteration's world, by a model drawn from its chances.  With one model every other seat is
+  played by it: ``models=greedy`` is ``ismcts`` itself, ``models=greedy_before`` the exact model of the
+  engine of before.  The idea: the greedy model in the tree is Tien Gow's strength, and against the greedy engine of
   before (point 5's bar) the exact model of it is worth +1.6 a deal (docs/ai-history.md, nineteenth look).
 """
 
@@ -588,12 +589,17 @@ class TypedOpponents(IsmctsEngine):
     def _model(self, heuristics: Heuristics | None, params: dict[str, Any],
                inferred: dict[str, Any] | None = None) -> tuple[Policy | None, str]:
         policy, name = super()._model(heuristics, params, inferred)
-        types = (inferred or {}).get("types")
-        if policy is None or not types:
-            return policy, name
         models = self._models(params)
+        if policy is None or heuristics is None or heuristics is not ai.greedy.heuristics_for("tiengow"):
+            return policy, name
         policies = [tiengow.greedy_playout_with(strongest_lead=tiengow.MODELS[m][0],
                                                 reserve_beats=tiengow.MODELS[m][1]) for m in models]
+        if len(models) == 1:
+            # one model: every other seat is played by it (today's greedy: ismcts itself)
+            return policies[0], name if models[0] == "greedy" else models[0]
+        types = (inferred or {}).get("types")
+        if not types:
+            return policy, name
         if params["types"] == "likeliest":
             by_seat = {int(p): policies[models.index(m)] for p, m in types.items()}
 

@@ -272,6 +272,9 @@ def test_the_typed_opponents_variant_with_one_model_is_the_search_itself_and_pla
         types = decision.stats["inference"]["types"]
         found += sum(m == ("greedy_before" if int(p) % 2 else "greedy") for p, m in types.items())
     assert found >= 12  # of 18 seats
+    # one model other than today's: every other seat is played by it
+    state, seat = positions[0]
+    assert _run(TypedOpponents(), state, seat, {"models": "greedy_before"}).stats["opponents"] == "greedy_before"
     with pytest.raises(ai.BadParams):
         TypedOpponents().choose(positions[0][0], positions[0][1],
                                 TypedOpponents().validate({**PARAMS, "models": "greedy,nobody"}), random.Random(0))
