@@ -359,19 +359,27 @@ class _TienGowScorer:
         top = max(logs)
         return top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
 
-    def posterior(self, world: Light) -> dict[Seat, list[float]]:
+    def posterior(self, world: Light, table: float = 0.0) -> dict[Seat, list[float]]:
         """Per other seat, the chance of each model given its moves in ``world`` (the models as likely as
-        each other before the deal)."""
+        each other before the deal).  ``table``: the chance, before the deal, that every other seat plays
+        one and the same model (a table of one kind of player), so that one seat's moves tell of the
+        others'; 0: the seats are judged apart."""
         hands, downs = world
-        out = {}
+        logs = {}
         for p in self.plays:
             scores = self._seat_scores(p, hands[p], downs)
-            logs = [_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps) for k in range(len(self.models))]
-            top = max(logs)
-            weights = [math.exp(x - top) for x in logs]
-            total = sum(weights)
-            out[p] = [w / total for w in weights]
-        return out
+            logs[p] = [_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps)
+                       for k in range(len(self.models))]
+        apart = {p: _softmax(ls) for p, ls in logs.items()}
+        if table <= 0.0 or not logs:
+            return apart
+        # one model for the whole table: its evidence against each seat's own, each averaged over the models
+        joint = [sum(ls[k] for ls in logs.values()) for k in range(len(self.models))]
+        one = _log_mean_exp(joint)
+        each = sum(_log_mean_exp(ls) for ls in logs.values())
+        w = 1.0 / (1.0 + (1.0 - table) / table * math.exp(min(700.0, each - one))) if table < 1.0 else 1.0
+        together = _softmax(joint)
+        return {p: [w * t + (1.0 - w) * a for t, a in zip(together, ap, strict=True)] for p, ap in apart.items()}
 
     @staticmethod
     def _move_score(hand: tuple[Face, ...], sit: int, up: int, faces: tuple[Face, ...],
@@ -403,6 +411,18 @@ def _plays_like(g: Move, up: int, faces: tuple[Face, ...]) -> bool:
         gtype, rank = GROUPS[faces]
         return g.code[2] == gtype and g.code[3] == rank and len(g.code[1]) == len(faces)
     return abs(tiengow_heuristics.power_of(g.code[1]) - tiengow_heuristics.power_of(faces)) < 1e-9
+
+
+def _softmax(logs: Sequence[float]) -> list[float]:
+    top = max(logs)
+    weights = [math.exp(x - top) for x in logs]
+    total = sum(weights)
+    return [x / total for x in weights]
+
+
+def _log_mean_exp(logs: Sequence[float]) -> float:
+    top = max(logs)
+    return top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
 
 
 def _seat_log_likelihood(scores: list[tuple[bool, int]], eps: float) -> float:
@@ -620,19 +640,19 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
 
 
 def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, rng: random.Random,
-                  worlds: int = 16) -> dict[str, list[float]] | None:
+                  worlds: int = 16, table: float = 0.0) -> dict[str, list[float]] | None:
     """Each other seat's chance of playing like each greedy model of ``models`` (names of
     ``ai.heuristics.tiengow.MODELS``) given its moves in this deal: the mean of its chances
     (:meth:`_TienGowScorer.posterior`) over ``worlds`` worlds of ``seat``'s information set arranged as the
-    model discards; ``None`` where there is nothing to weigh (not Tien Gow, or one model).  Only what
-    ``seat`` saw is used, as in :func:`chain`."""
+    model discards (``table``: :meth:`_TienGowScorer.posterior`'s); ``None`` where there is nothing to
+    weigh (not Tien Gow, or one model).  Only what ``seat`` saw is used, as in :func:`chain`."""
     if state.rules.id != "tiengow" or len(models) < 2:
         return None
     score = _TienGowScorer(state, seat, eps, models)
     uniform = state.determinizer(seat)
     belief: dict[Seat, list[float]] = {}
     for _ in range(worlds):
-        chances = score.posterior(_light(_tiengow_arrange(uniform(rng), seat)))
+        chances = score.posterior(_light(_tiengow_arrange(uniform(rng), seat)), table)
         for p, cs in chances.items():
             sums = belief.setdefault(p, [0.0] * len(cs))
             for k, c in enumerate(cs):

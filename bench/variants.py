@@ -88,8 +88,8 @@ beside the shipped ones.
   equal time, and Tiu U's hand-set weights had never been screened.  Measured (docs/ai-history.md,
   seventeenth look): ``explore=0.1`` is level with ``ismcts`` at 100 ms over 800 fresh sets.  Elsewhere it is
   ``ismcts``.
-* ``ismcts_typed`` (parameters ``models``, default ``greedy,greedy_before``, and ``types``, ``likeliest`` or
-  ``drawn``): ``ismcts`` at Tien Gow that finds, per other seat, which greedy engine it plays like (a library
+* ``ismcts_typed`` (parameters ``models``, default ``greedy,greedy_before``; ``types``, ``likeliest`` or
+  ``drawn``; ``table``, the prior chance that the other seats all play one model, default 0): ``ismcts`` at Tien Gow that finds, per other seat, which greedy engine it plays like (a library
   of opponent models, ``ai.heuristics.tiengow.MODELS``: today's ``greedy`` and the engine of before, which
   leads its strongest group and keeps its reserved tile back from beats) and plays each seat in its tree by
   that model (``greedy_playout_with``) instead of today's.  A seat's chances are the mean of its posterior
@@ -550,7 +550,10 @@ class TypedOpponents(IsmctsEngine):
         "models", str, "greedy,greedy_before", "the greedy models another seat may play like, names of "
         "ai.heuristics.tiengow.MODELS separated by commas (elsewhere than Tien Gow: ismcts)"), Param(
         "types", str, "likeliest", "how the tree plays another seat: by its likeliest model ('likeliest') or, "
-        "in each iteration's world, by a model drawn from its chances ('drawn')", choices=("likeliest", "drawn")))
+        "in each iteration's world, by a model drawn from its chances ('drawn')", choices=("likeliest", "drawn")),
+        Param("table", float, 0.0, "the chance, before the deal, that every other seat plays one and the same "
+              "model, so that one seat's moves tell of the others' (ai.inference.model_chances); 0: each seat "
+              "judged apart", minimum=0.0, maximum=1.0))
 
     def _models(self, params: dict[str, Any]) -> tuple[str, ...]:
         names = tuple(params["models"].split(","))
@@ -573,7 +576,7 @@ class TypedOpponents(IsmctsEngine):
         # without the chain: the worlds of ismcts, and each seat's model judged on a few arranged worlds
         t0 = time.perf_counter()
         chances = inference.model_chances(state, seat, models, params["inference_eps"],
-                                          random.Random(rng.random()))
+                                          random.Random(rng.random()), table=params["table"])
         spent = (time.perf_counter() - t0) * 1000.0
         sampled, stats = super().worlds(state, seat, params, rng)
         if chances is None:

@@ -528,3 +528,32 @@ def test_states_with_the_same_observation_history_get_the_same_model_chances():
         models = ("greedy", "greedy_before")
         assert inference.model_chances(state, seat, models, 0.1, random.Random(seed)) == inference.model_chances(
             other, seat, models, 0.1, random.Random(seed))
+
+
+def test_a_table_prior_lets_one_seats_moves_tell_of_the_others_at_a_table_of_one_kind():
+    # inference over the model library with a prior that the other seats play alike: at tables where every
+    # other seat plays the greedy engine of before, seats that have not yet shown which engine they play
+    # (even chances when judged apart) take the table's, and more seats are judged right
+    from ai.heuristics.tiengow import greedy_with
+
+    before = greedy_with(strongest_lead=True, reserve_beats=True)
+    counts = {}
+    for table in (0.0, 0.5):
+        right = wrong = even = 0
+        for seed in range(40):
+            state = engine.new_game("tiengow", players=4, seed=seed)
+            for ply in range(2 + seed % 14):
+                nxt = state.clone()
+                nxt.apply(before(nxt, nxt.to_move, random.Random(ply)))
+                if nxt.to_move is None or nxt.deals_done:
+                    break
+                state = nxt
+            chances = inference.model_chances(state, state.to_move, ("greedy", "greedy_before"), 0.1,
+                                              random.Random(seed), table=table) or {}
+            for today, then in chances.values():
+                even += today == then
+                right += then > today
+                wrong += today > then
+        counts[table] = (right, wrong, even)
+    assert counts[0.5][0] > counts[0.0][0] and counts[0.5][2] < counts[0.0][2], counts
+    assert counts[0.5][1] <= 2 * counts[0.0][1] + 5, counts
