@@ -355,9 +355,8 @@ class _TienGowScorer:
         several, the log of their mean likelihood."""
         if len(self.models) == 1:
             return _seat_log_likelihood([(a[0], n) for a, n in scores], self.eps)
-        logs = [_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps) for k in range(len(self.models))]
-        top = max(logs)
-        return top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
+        return _log_mean_exp([_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps)
+                              for k in range(len(self.models))])
 
     def posterior(self, world: Light, table: float = 0.0) -> dict[Seat, list[float]]:
         """Per other seat, the chance of each model given its moves in ``world`` (the models as likely as
@@ -431,9 +430,7 @@ def _seat_log_likelihood(scores: list[tuple[bool, int]], eps: float) -> float:
         return sum(math.log((1.0 - eps) * a + eps / n) for a, n in scores)
     if not scores:
         return 0.0
-    logs = [sum(math.log((1.0 - e) * a + e / n) for a, n in scores) for e in EPS_GRID]
-    top = max(logs)
-    return top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
+    return _log_mean_exp([sum(math.log((1.0 - e) * a + e / n) for a, n in scores) for e in EPS_GRID])
 
 
 def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") -> float:
@@ -457,8 +454,7 @@ def log_likelihood(world: State, seat: Seat, eps: float, model: str = "greedy") 
             logs[k] += math.log((1.0 - e) * a + e / n)
     total = 0.0
     for logs in per_seat.values():
-        top = max(logs)
-        total += top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
+        total += _log_mean_exp(logs)
     return total
 
 
@@ -626,10 +622,7 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
                 pool.append(kept)
                 pool_ll.append(ll)
                 if typed:
-                    for p, cs in chances.items():
-                        sums = belief.setdefault(p, [0.0] * len(cs))
-                        for k, c in enumerate(cs):
-                            sums[k] += c
+                    _add_chances(belief, chances)
     stats: dict[str, Any] = {"steps": float(per * chains), "accepted": round(taken / max(1, tried), 3),
                              "start_loglik": round(sum(starts) / len(starts), 3),
                              "pool_loglik": round(sum(pool_ll) / len(pool_ll), 3)}
@@ -637,6 +630,14 @@ def chain(state: State, seat: Seat, steps: int, eps: float, rng: random.Random,
         # each other seat's likeliest model over the pool (the mean of its chances in the pool's worlds)
         stats["types"] = {str(p): models[sums.index(max(sums))] for p, sums in sorted(belief.items())}
     return pool, stats
+
+
+def _add_chances(belief: dict[Seat, list[float]], chances: dict[Seat, list[float]]) -> None:
+    """Add each seat's chances of the models to its running sums in ``belief``."""
+    for p, cs in chances.items():
+        sums = belief.setdefault(p, [0.0] * len(cs))
+        for k, c in enumerate(cs):
+            sums[k] += c
 
 
 def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, rng: random.Random,
@@ -652,11 +653,7 @@ def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, r
     uniform = state.determinizer(seat)
     belief: dict[Seat, list[float]] = {}
     for _ in range(worlds):
-        chances = score.posterior(_light(_tiengow_arrange(uniform(rng), seat)), table)
-        for p, cs in chances.items():
-            sums = belief.setdefault(p, [0.0] * len(cs))
-            for k, c in enumerate(cs):
-                sums[k] += c
+        _add_chances(belief, score.posterior(_light(_tiengow_arrange(uniform(rng), seat)), table))
     return {str(p): [round(x / worlds, 4) for x in sums] for p, sums in sorted(belief.items())}
 
 

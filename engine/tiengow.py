@@ -1216,5 +1216,5 @@ def rollout_of(playout: Policy, *, cheapest_beat: float, last_discard: float,
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("BEAT_RUN1", "DEAD", "DISCARD1", "GROUPS", "LEAD", "TienGowState", "beats_for", "discard_of", "follow_of", "hand_names",
-              "leads_for", "moves_for", "observer", "rollout_of", "situations")
+SEARCH_KIT = ("BEAT_RUN1", "DEAD", "DISCARD1", "GROUPS", "LEAD", "TienGowState", "beats_for", "discard_of",
+              "follow_of", "hand_names", "leads_for", "moves_for", "observer", "rollout_of", "situations")
