@@ -310,6 +310,8 @@ class _TienGowScorer:
         self.memo: dict[tuple[Seat, tuple[Face, ...], tuple[tuple[Face, ...], ...]], float] = {}
         #: (play index, hand then, tiles played) -> the move's score (``_move_score``)
         self.moves_memo: dict[tuple[int, tuple[Face, ...], tuple[Face, ...]], tuple[tuple[bool, ...], int]] = {}
+        #: (seat, its tiles, its face-down tiles, other) -> :meth:`seat_logs`' list for the seat
+        self.logs_memo: dict[tuple[Seat, tuple[Face, ...], tuple[tuple[Face, ...], ...], bool], list[float]] = {}
 
     def _seat_scores(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]
                      ) -> list[tuple[tuple[bool, ...], int]]:
@@ -358,17 +360,32 @@ class _TienGowScorer:
         return _log_mean_exp([_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps)
                               for k in range(len(self.models))])
 
+    def seat_logs(self, world: Light, other: bool = False) -> dict[Seat, list[float]]:
+        """Per other seat, the log-likelihood of its moves in ``world`` under each model, and with ``other``
+        one more: under a player who plays like none of them (each of its moves one of its legal moves,
+        uniformly).  Remembered per seat by the tiles the world gives it, as :meth:`light`."""
+        hands, downs = world
+        out = {}
+        memo = self.logs_memo
+        for p, mine in self.plays.items():
+            key = (p, hands[p], tuple([downs[k] for _i, _s, up, _f, k in mine if not up]), other)
+            logs = memo.get(key)
+            if logs is None:
+                scores = self._seat_scores(p, hands[p], downs)
+                logs = [_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps)
+                        for k in range(len(self.models))]
+                if other:
+                    logs.append(-sum(math.log(n) for _a, n in scores))
+                memo[key] = logs
+            out[p] = logs
+        return out
+
     def posterior(self, world: Light, table: float = 0.0) -> dict[Seat, list[float]]:
         """Per other seat, the chance of each model given its moves in ``world`` (the models as likely as
         each other before the deal).  ``table``: the chance, before the deal, that every other seat plays
         one and the same model (a table of one kind of player), so that one seat's moves tell of the
         others'; 0: the seats are judged apart."""
-        hands, downs = world
-        logs = {}
-        for p in self.plays:
-            scores = self._seat_scores(p, hands[p], downs)
-            logs[p] = [_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps)
-                       for k in range(len(self.models))]
+        logs = self.seat_logs(world)
         apart = {p: _softmax(ls) for p, ls in logs.items()}
         if table <= 0.0 or not logs:
             return apart
@@ -641,20 +658,44 @@ def _add_chances(belief: dict[Seat, list[float]], chances: dict[Seat, list[float
 
 
 def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, rng: random.Random,
-                  worlds: int = 16, table: float = 0.0) -> dict[str, list[float]] | None:
+                  worlds: int = 16, table: float = 0.0, judge: str = "mean",
+                  other: bool = False, prior: float | None = None) -> dict[str, list[float]] | None:
     """Each other seat's chance of playing like each greedy model of ``models`` (names of
-    ``ai.heuristics.tiengow.MODELS``) given its moves in this deal: the mean of its chances
-    (:meth:`_TienGowScorer.posterior`) over ``worlds`` worlds of ``seat``'s information set arranged as the
-    model discards (``table``: :meth:`_TienGowScorer.posterior`'s); ``None`` where there is nothing to
-    weigh (not Tien Gow, or one model).  Only what ``seat`` saw is used, as in :func:`chain`."""
+    ``ai.heuristics.tiengow.MODELS``) given its moves in this deal, judged on ``worlds`` worlds of ``seat``'s
+    information set arranged as the model discards; ``None`` where there is nothing to weigh (not Tien Gow,
+    or one model).  Only what ``seat`` saw is used, as in :func:`chain`.
+
+    ``judge``: ``"mean"``, the mean of the seat's chances in each world (:meth:`_TienGowScorer.posterior`,
+    with its ``table``); or ``"marginal"``, Bayes' rule on the likelihood of the seat's moves under each
+    model averaged over the worlds (the models as likely as each other before the deal), so that a model
+    that explains the moves in some worlds of the information set outweighs one that explains them in none
+    (the worlds are the arranged ones, not weighted back to uniform: so judged, more seats of a mixed table
+    were told apart right, docs/ai-history.md, twentieth look).
+    ``other`` (with ``"marginal"``): one more chance, last, that the seat plays like none of the models (a
+    uniform choice among its legal moves), so that a player who fits neither is not pressed into one.
+    ``prior`` (with ``"marginal"``): the chance before the deal that a seat plays like anything but the first
+    model, shared evenly by the others (``None``: every one as likely)."""
     if state.rules.id != "tiengow" or len(models) < 2:
         return None
+    if judge not in ("mean", "marginal"):
+        raise ValueError(f"unknown judge {judge!r}")
     score = _TienGowScorer(state, seat, eps, models)
     uniform = state.determinizer(seat)
-    belief: dict[Seat, list[float]] = {}
+    if judge == "mean":
+        belief: dict[Seat, list[float]] = {}
+        for _ in range(worlds):
+            _add_chances(belief, score.posterior(_light(_tiengow_arrange(uniform(rng), seat)), table))
+        return {str(p): [round(x / worlds, 4) for x in sums] for p, sums in sorted(belief.items())}
+    per_world: dict[Seat, list[list[float]]] = {}
     for _ in range(worlds):
-        _add_chances(belief, score.posterior(_light(_tiengow_arrange(uniform(rng), seat)), table))
-    return {str(p): [round(x / worlds, 4) for x in sums] for p, sums in sorted(belief.items())}
+        for p, logs in score.seat_logs(_light(_tiengow_arrange(uniform(rng), seat)), other).items():
+            per_world.setdefault(p, []).append(logs)
+    kinds = len(models) + other
+    logs_prior = [0.0] * kinds if prior is None else [math.log(1.0 - prior)] + [math.log(prior / (kinds - 1))] * (
+        kinds - 1)
+    return {str(p): [round(x, 4) for x in _softmax([_log_mean_exp([w[k] for w in rows]) + logs_prior[k]
+                                                     for k in range(kinds)])]
+            for p, rows in sorted(per_world.items())}
 
 
 def sampler(state: State, seat: Seat, worlds: int, eps: float,

@@ -87,7 +87,11 @@ Other seats inside the tree (``opponents``).  ``tree``: UCB over the tree's stat
 ``greedy``: the greedy engine's choice from that seat's hand in the sampled world (``search``'s ``model``);
 ``default`` (the default): the rule set's ``Heuristics.default_opponents``, ``greedy`` at Tien Gow, where
 the model and the arranged worlds together beat the search of before at equal time (docs/ai-history.md,
-eighteenth look), ``tree`` elsewhere.  ``stats["opponents"]`` names the one used; the search of before is
+eighteenth look), ``tree`` elsewhere; ``typed``: each other seat by the model of the rule set's library
+(``Heuristics.models``: at Tien Gow today's greedy engine and the one of before) that its moves in the deal
+make likeliest, judged by Bayes' rule over arranged worlds of the information set
+(``ai.inference.model_chances``; ``stats["inference"]`` has each seat's ``chances`` and ``types``, the time
+taken off ``time_ms``).  ``stats["opponents"]`` names the one used; the search of before is
 ``opponents=tree,inference=false``.
 
 Memory: the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
@@ -111,6 +115,10 @@ from engine.game import Move, Seat, State, play_to_deal_end
 
 #: default ``uct_c``: Cowling et al. use 0.7 (about 1/sqrt(2), the UCB1 constant for rewards in [0, 1])
 DEFAULT_UCT_C = 0.7
+#: ``opponents=typed``: each model's noise when judging which one another seat plays like (the chance of a
+#: uniform legal move instead of the model's), the value of the variant measured (docs/ai-history.md,
+#: twentieth look)
+TYPE_EPS = 0.1
 
 
 #: collector thresholds for processes that search (young, middle, old generation); see ``settle_gc``
@@ -634,8 +642,10 @@ class IsmctsEngine(Engine):
         Param("opponents", str, "default", "how the search plays other seats' moves inside its tree: 'tree' (UCB "
               "over the tree's statistics, the same whatever the seat holds), 'greedy' (the greedy engine's "
               "choice from the seat's hand in each sampled world) or 'default' (the rule set's measured best: "
-              "greedy at Tien Gow, tree elsewhere); tree where a rule set has no heuristics",
-              choices=("default", "tree", "greedy")),
+              "greedy at Tien Gow, tree elsewhere), 'typed' (each seat by the model of the rule set's library its "
+              "moves in the deal make likeliest, ai.inference.model_chances: Tien Gow; greedy where a rule set has "
+              "no library); tree where a rule set has no heuristics",
+              choices=("default", "tree", "greedy", "typed")),
         Param("opponents_eps", float, 0.0, "with the greedy model (opponents='greedy', or 'default' at Tien "
               "Gow): the share of other seats' tree moves chosen by the tree's statistics instead",
               minimum=0.0, maximum=1.0),
@@ -656,11 +666,51 @@ class IsmctsEngine(Engine):
         """The sampler of the worlds the search plays in and its statistics; ``None``: the information set's
         own (``state.determinizer(seat)``, uniform over what ``seat`` cannot tell apart).  With
         ``inference``, ``ai.inference.sampler``: the worlds weighted by the other seats' moves."""
-        if not params["inference"]:
-            return None, None
+        heuristics = self.heuristics(state, params)
+        typed = None
+        if self._opponents(heuristics, params) == "typed":
+            # which model of the library each other seat plays like, judged before the worlds are drawn
+            typed = self._types(state, seat, cast(Heuristics, heuristics), rng)
         made = inference.sampler(state, seat, params["inference_worlds"], params["inference_eps"], rng,
-                                 mcmc=params["inference_mcmc"], model=params["inference_model"])
-        return (None, None) if made is None else made
+                                 mcmc=params["inference_mcmc"], model=params["inference_model"]
+                                 ) if params["inference"] else None
+        sampled, stats = (None, None) if made is None else made
+        if typed is None:
+            return sampled, stats
+        out: dict[str, Any] = dict(stats or {"elapsed_ms": 0.0})
+        out.update(typed, elapsed_ms=round(out["elapsed_ms"] + typed["elapsed_ms"], 3))
+        return sampled, out
+
+    @staticmethod
+    def _opponents(heuristics: Heuristics | None, params: dict[str, Any]) -> str:
+        """The opponent model ``opponents`` names, ``default`` resolved: ``"tree"``, ``"greedy"`` or
+        ``"typed"``."""
+        if heuristics is None:
+            return "tree"
+        name = params["opponents"]
+        return heuristics.default_opponents if name == "default" else cast(str, name)
+
+    @staticmethod
+    def _types(state: State, seat: Seat, heuristics: Heuristics,
+               rng: random.Random) -> dict[str, Any] | None:
+        """``opponents=typed``: each other seat's chances of playing like each model of the rule set's library
+        (``ai.inference.model_chances``, Bayes' rule on the likelihood of its moves in the deal averaged over
+        arranged worlds, with a player like none of them last), its likeliest (``types``: a seat whose moves
+        do not tell the models apart is today's greedy, the library's first; one like none of them
+        ``"other"``, played as today's greedy) and the time it took; ``None`` where there is nothing to judge
+        (no library of two models, or no other seat has moved)."""
+        names = [name for name, _policy in heuristics.models]
+        if len(names) < 2:
+            return None
+        t0 = time.perf_counter()
+        chances = inference.model_chances(state, seat, names, TYPE_EPS, random.Random(rng.random()),
+                                          judge="marginal", other=True)
+        if chances is None:
+            return None
+        named = (*names, "other")
+        return {"types": {p: named[cs.index(max(cs))] if max(cs) > min(cs) else names[0]
+                          for p, cs in chances.items()},
+                "chances": chances, "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3)}
 
     def _budget(self, state: State, seat: Seat, params: dict[str, Any],
                 rng: random.Random) -> tuple[Worlds | None, float, dict[str, Any]]:
@@ -707,18 +757,29 @@ class IsmctsEngine(Engine):
                inferred: dict[str, Any] | None = None) -> tuple[Policy | None, str]:
         """The opponent model ``opponents`` names and the name of the one used: ``None``, ``"tree"`` for the
         tree's own UCB (also for a rule set without heuristics), else the greedy engine's one-ply choice for
-        whichever seat is to move, ``"greedy"``; ``"default"`` is the rule set's
-        ``Heuristics.default_opponents``.  ``inferred``: the inference's statistics of this decision (a
-        variant may read them; ``bench/variants.py``)."""
-        if heuristics is None:
-            return None, "tree"
-        name = params["opponents"]
-        if name == "default":
-            name = heuristics.default_opponents
-        if name != "greedy":
+        whichever seat is to move, ``"greedy"``, or ``"typed"``: each seat whose ``types`` (in ``inferred``,
+        :meth:`_types`) names another model of the library played by it, the rest by the greedy engine;
+        ``"default"`` is the rule set's ``Heuristics.default_opponents``.  ``inferred``: the inference's
+        statistics of this decision (a variant may read them too; ``bench/variants.py``)."""
+        name = self._opponents(heuristics, params)
+        if heuristics is None or name == "tree":
             return None, "tree"
         policy, _ = playout_policy(heuristics, "greedy")
-        return policy, "greedy"
+        if name == "greedy" or len(heuristics.models) < 2:
+            return policy, "greedy"
+        library = dict(heuristics.models)
+        by_seat = {int(p): library[m] for p, m in ((inferred or {}).get("types") or {}).items()
+                   if m in library and library[m] is not policy}
+        if not by_seat:
+            return policy, "typed"
+
+        greedy = cast(Policy, policy)
+
+        def typed(world: State, r: random.Random) -> Move:
+            play = by_seat.get(cast(Seat, world.to_move))
+            return play(world, r) if play is not None else greedy(world, r)
+
+        return typed, "typed"
 
     def _paired(self, state: State, seat: Seat, params: dict[str, Any], rng: random.Random, moves: list[Move],
                 reps: list[Move], policy: Policy | None, rollout: Rollout | None, rollout_draws: bool,

@@ -97,9 +97,15 @@ beside the shipped ones.
   ``inference_eps``, as likely as the other before the deal; about 5 ms, taken off ``time_ms``); with
   ``inference_mcmc`` the chain weighs worlds under the mixture and names the likeliest.  ``drawn`` plays a
   seat, in each iteration's world, by a model drawn from its chances.  With one model every other seat is
-  played by it: ``models=greedy`` is ``ismcts`` itself, ``models=greedy_before`` the exact model of the
-  engine of before.  The idea: the greedy model in the tree is Tien Gow's strength, and against the greedy engine of
-  before (point 5's bar) the exact model of it is worth +1.6 a deal (docs/ai-history.md, nineteenth look).
+  played by it: ``models=greedy`` is ``ismcts:opponents=greedy`` (the search of before the twentieth look),
+  ``models=greedy_before`` the exact model of the engine of before.  ``judge=marginal`` judges a seat by
+  Bayes' rule on its likelihood averaged over the worlds instead of the mean of its chances in each;
+  ``other`` adds a player like none of the models (played as today's greedy) and ``prior`` the chance before
+  the deal of a model other than today's.  The idea: the greedy model in the tree is Tien Gow's strength,
+  and against the greedy engine of before (point 5's bar) the exact model of it is worth +1.6 a deal
+  (docs/ai-history.md, nineteenth look).  ``judge=marginal,other=true,inference_eps=0.1`` is what the served
+  ``ismcts:opponents=typed``, Tien Gow's default since the twentieth look, does (the variant leaves
+  ``ismcts``'s own judging out and judges its way).
 """
 
 from __future__ import annotations
@@ -553,7 +559,20 @@ class TypedOpponents(IsmctsEngine):
         "in each iteration's world, by a model drawn from its chances ('drawn')", choices=("likeliest", "drawn")),
         Param("table", float, 0.0, "the chance, before the deal, that every other seat plays one and the same "
               "model, so that one seat's moves tell of the others' (ai.inference.model_chances); 0: each seat "
-              "judged apart", minimum=0.0, maximum=1.0))
+              "judged apart", minimum=0.0, maximum=1.0),
+        Param("judge", str, "mean", "how a seat's chances are judged from the worlds (ai.inference.model_chances): "
+              "the mean of its chances in each ('mean') or Bayes' rule on its likelihood averaged over them "
+              "('marginal')", choices=("mean", "marginal")),
+        Param("other", bool, False, "with judge=marginal: a seat may also play like none of the models (a uniform "
+              "choice among its legal moves), and is then played by today's greedy"),
+        Param("prior", float, 0.0, "with judge=marginal: the chance before the deal that a seat plays like anything "
+              "but the first model, shared evenly by the others; 0: every one as likely", minimum=0.0,
+              maximum=0.99))
+
+    def _base(self, heuristics: Heuristics | None, params: dict[str, Any]) -> dict[str, Any]:
+        """The parameters ``ismcts``'s own steps get: where they would judge the seats themselves
+        (``opponents=typed``, Tien Gow's default), today's greedy model, the variant judging them its way."""
+        return {**params, "opponents": "greedy"} if self._opponents(heuristics, params) == "typed" else params
 
     def _models(self, params: dict[str, Any]) -> tuple[str, ...]:
         names = tuple(params["models"].split(","))
@@ -566,6 +585,13 @@ class TypedOpponents(IsmctsEngine):
     def worlds(self, state: State, seat: Seat, params: dict[str, Any],
                rng: random.Random) -> tuple[Worlds | None, dict[str, Any] | None]:
         models = self._models(params)
+        if params["judge"] == "marginal" and params["table"] > 0.0:
+            raise ai.BadParams("parameter 'table' is a prior of judge=mean only", "table")
+        if params["other"] and params["judge"] != "marginal":
+            raise ai.BadParams("parameter 'other' needs judge=marginal", "other")
+        if params["prior"] and params["judge"] != "marginal":
+            raise ai.BadParams("parameter 'prior' needs judge=marginal", "prior")
+        params = self._base(self.heuristics(state, params), params)
         if not params["inference"] or state.rules.id != "tiengow" or len(models) < 2:
             return super().worlds(state, seat, params, rng)
         if params["inference_mcmc"] > 0:
@@ -576,14 +602,18 @@ class TypedOpponents(IsmctsEngine):
         # without the chain: the worlds of ismcts, and each seat's model judged on a few arranged worlds
         t0 = time.perf_counter()
         chances = inference.model_chances(state, seat, models, params["inference_eps"],
-                                          random.Random(rng.random()), table=params["table"])
+                                          random.Random(rng.random()), table=params["table"],
+                                          judge=params["judge"], other=params["other"],
+                                          prior=params["prior"] or None)
         spent = (time.perf_counter() - t0) * 1000.0
         sampled, stats = super().worlds(state, seat, params, rng)
         if chances is None:
             return sampled, stats
         out: dict[str, Any] = dict(stats or {"elapsed_ms": 0.0})
-        # the likeliest model of each seat (a seat with no move that tells them apart: today's greedy)
-        out["types"] = {p: models[cs.index(max(cs))] if max(cs) > min(cs) else models[0]
+        # the likeliest model of each seat (a seat with no move that tells them apart: today's greedy; one
+        # that plays like none of them, with `other`: "other", played by today's greedy)
+        named = (*models, "other")
+        out["types"] = {p: named[cs.index(max(cs))] if max(cs) > min(cs) else models[0]
                         for p, cs in chances.items()}
         out["chances"] = chances
         out["elapsed_ms"] = round(out["elapsed_ms"] + spent, 3)
@@ -591,7 +621,7 @@ class TypedOpponents(IsmctsEngine):
 
     def _model(self, heuristics: Heuristics | None, params: dict[str, Any],
                inferred: dict[str, Any] | None = None) -> tuple[Policy | None, str]:
-        policy, name = super()._model(heuristics, params, inferred)
+        policy, name = super()._model(heuristics, self._base(heuristics, params), inferred)
         models = self._models(params)
         if policy is None or heuristics is None or heuristics is not ai.greedy.heuristics_for("tiengow"):
             return policy, name
@@ -604,7 +634,7 @@ class TypedOpponents(IsmctsEngine):
         if not types:
             return policy, name
         if params["types"] == "likeliest":
-            by_seat = {int(p): policies[models.index(m)] for p, m in types.items()}
+            by_seat = {int(p): policies[models.index(m)] for p, m in types.items() if m in models}
 
             def likeliest(world: State, r: random.Random) -> Move:
                 mover = world.to_move
@@ -623,7 +653,7 @@ class TypedOpponents(IsmctsEngine):
                     while k < len(cs) - 1 and x >= cs[k]:
                         x -= cs[k]
                         k += 1
-                    by_seat[p] = policies[k]
+                    by_seat[p] = policies[k] if k < len(policies) else policy
                 drawn["world"], drawn["by_seat"] = world, by_seat
             mover = world.to_move
             play = drawn["by_seat"].get(mover)

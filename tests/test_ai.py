@@ -88,7 +88,7 @@ def test_ismcts_declares_its_parameters_with_bounds_and_choices():
     assert params["playout"]["enum"] == ["default", "random", "heuristic", "greedy"]
     assert params["playout"]["default"] == "default"
     assert params["inference"]["type"] == "boolean" and params["inference"]["default"] is True
-    assert params["opponents"]["enum"] == ["default", "tree", "greedy"] and params["opponents"]["default"] == "default"
+    assert params["opponents"]["enum"] == ["default", "tree", "greedy", "typed"] and params["opponents"]["default"] == "default"
     assert params["inference_model"]["enum"] == ["greedy", "search", "softmax"] and params["inference_model"]["default"] == "greedy"
     assert params["root"]["enum"] == ["ucb", "uniform"] and params["root"]["default"] == "ucb"
 
@@ -271,7 +271,9 @@ def test_states_in_the_same_information_set_get_the_same_decision_and_stats(rule
         for params in ([params_for(engine_id)] if engine_id != "ismcts"
                        else [*({**params_for("ismcts"), "playout": p} for p in ("random", "heuristic", "greedy")),
                              # the opponent model plays other seats from their hands in the sampled worlds only
-                             {**params_for("ismcts"), "opponents": "greedy", "opponents_eps": 0.25}]):
+                             {**params_for("ismcts"), "opponents": "greedy", "opponents_eps": 0.25},
+                             # and the library's models, each seat's judged from its moves as the seat saw them
+                             {**params_for("ismcts"), "opponents": "typed"}]):
             a = ai.decide(engine_id, state, seat, params, seed=9)
             b = ai.decide(engine_id, other, seat, params, seed=9)
             assert a.move.id == b.move.id
@@ -572,6 +574,38 @@ def test_ismcts_default_opponents_and_worlds_are_the_rule_sets_own(rules_id):
             assert without_time(by_default.stats) == without_time(before.stats)
             checked += 1
     assert checked, "the default never differed from the search of before at Tien Gow: no test"
+
+
+@pytest.mark.parametrize("rules_id", RULE_IDS)
+def test_typed_opponents_play_each_seat_by_its_likeliest_model_of_the_library(rules_id):
+    """``ismcts:opponents=typed`` (docs/ai.md, ``ismcts``): at Tien Gow, whose heuristics have a library of
+    two models, each other seat that has moved is judged (``stats["inference"]``: its chances of each model
+    and of none, summing to one, and its likeliest); a rule set without a library plays the greedy model,
+    node for node."""
+    budget = {"iterations": 80, "time_ms": 600_000, "inference": False}
+    judged = 0
+    kinds: set[str] = set()
+    for state in midgame_states(rules_id, engine.RULES[rules_id].default_players, 6, seed=23):
+        if len(state.legal_moves()) < 2:
+            continue
+        typed = ai.decide("ismcts", state, state.to_move, {**budget, "opponents": "typed"}, seed=5)
+        greedy = ai.decide("ismcts", state, state.to_move, {**budget, "opponents": "greedy"}, seed=5)
+        if rules_id != "tiengow":
+            assert typed.stats.get("opponents") in ("greedy", None)  # None: the wall game's paired root
+            assert without_time(typed.stats) == without_time(greedy.stats)
+            judged += 1
+            continue
+        assert typed.stats["opponents"] == "typed"
+        inferred = typed.stats["inference"]
+        for p, cs in inferred["chances"].items():
+            assert len(cs) == 3 and sum(cs) == pytest.approx(1.0, abs=1e-3) and int(p) != state.to_move
+            assert inferred["types"][p] in ("greedy", "greedy_before", "other")
+            judged += 1
+        kinds.update(inferred["types"].values())
+    assert judged
+    # (that the tree then plays each seat by its model, node for node, is the harness check of the bench
+    # variant measured, tests/test_bench_variants.py)
+    assert rules_id != "tiengow" or len(kinds) > 1, kinds
 
 
 def test_ismcts_playouts_fall_back_to_random_without_heuristics(monkeypatch, some_state):

@@ -264,7 +264,7 @@ def test_the_typed_opponents_variant_with_one_model_is_the_search_itself_and_pla
     # greedy engine of before among the models, seats that play like it are found and played by it in the
     # tree (the statistics name the types), which changes the search
     positions = _mixed_positions(6)
-    assert _harness_check(TypedOpponents(), positions, {"models": "greedy"}, {}) > 0
+    assert _harness_check(TypedOpponents(), positions, {"models": "greedy"}, {}, plain={"opponents": "greedy"}) > 0
     found = 0
     for state, seat in positions:
         decision = _run(TypedOpponents(), state, seat, {"inference_eps": 0.1})
@@ -278,6 +278,23 @@ def test_the_typed_opponents_variant_with_one_model_is_the_search_itself_and_pla
     with pytest.raises(ai.BadParams):
         TypedOpponents().choose(positions[0][0], positions[0][1],
                                 TypedOpponents().validate({**PARAMS, "models": "greedy,nobody"}), random.Random(0))
+    # judged by Bayes' rule on the averaged likelihood, with a player like none of the models: such seats are
+    # named "other" and played by today's greedy; the prior of a table of one kind is the other judge's
+    found = 0
+    for state, seat in positions:
+        decision = _run(TypedOpponents(), state, seat, {"inference_eps": 0.1, "judge": "marginal", "other": True})
+        assert decision.stats["opponents"] == "typed"
+        inferred = decision.stats["inference"]
+        assert all(len(cs) == 3 for cs in inferred["chances"].values())
+        assert set(inferred["types"].values()) <= {"greedy", "greedy_before", "other"}
+        found += sum(m == ("greedy_before" if int(p) % 2 else "greedy") for p, m in inferred["types"].items())
+    assert found >= 12  # of 18 seats (16 when written)
+    # the served search's opponents=typed is this variant judged so (the one measured), node for node
+    assert _harness_check(TypedOpponents(), positions, {"judge": "marginal", "other": True, "inference_eps": 0.1},
+                          {}, plain={"opponents": "typed"}) > 0
+    for bad in ({"judge": "marginal", "table": 0.5}, {"other": True}):
+        with pytest.raises(ai.BadParams):
+            TypedOpponents().choose(state, seat, TypedOpponents().validate({**PARAMS, **bad}), random.Random(0))
 
 
 def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():

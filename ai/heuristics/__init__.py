@@ -13,8 +13,11 @@ and, where the rule set has them, the search's fast paths and models:
 * ``default_playout``: the playout ``ismcts`` plays when none is named (``ismcts:playout=default``):
   ``"heuristic"`` unless the rule set's greedy playout was measured stronger at equal time;
 * ``default_opponents``: how ``ismcts`` plays the other seats' moves inside its tree when none is named
-  (``ismcts:opponents=default``): ``"tree"`` unless the opponent model (``"greedy"``) was measured stronger
-  at equal time;
+  (``ismcts:opponents=default``): ``"tree"`` unless an opponent model (``"greedy"``, or ``"typed"`` over
+  ``models``) was measured stronger at equal time;
+* ``models``: a library of opponent models, name -> the tree policy of players who play by those rules of
+  thumb, the first the record's ``greedy_playout``; ``ismcts:opponents=typed`` plays each other seat by the
+  one its moves in the deal make likeliest (``ai.inference.model_chances``);
 * ``hidden(state, moves, rng)``: which of several moves that look the same to the searching seat another
   seat plays, and ``observe(state)``, for a node where another seat is to move: the distinct observation
   keys of its legal moves in legal order and the move played for each, as the search's general path
@@ -75,8 +78,10 @@ class Heuristics:
     greedy_playout: Policy | None = None
     #: the playout ``ismcts:playout=default`` plays: ``"heuristic"`` or ``"greedy"``
     default_playout: str = "heuristic"
-    #: the other seats' tree moves ``ismcts:opponents=default`` plays: ``"tree"`` or ``"greedy"``
+    #: the other seats' tree moves ``ismcts:opponents=default`` plays: ``"tree"``, ``"greedy"`` or ``"typed"``
     default_opponents: str = "tree"
+    #: the library of opponent models (``ismcts:opponents=typed``): name -> tree policy, today's greedy first
+    models: tuple[tuple[str, Policy], ...] = ()
     hidden: Hidden | None = None
     #: the fast path of another seat's node with ``hidden`` (only used together with it)
     observe: Observe | None = None

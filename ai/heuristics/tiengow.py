@@ -328,6 +328,9 @@ def playout_with(*, lead: str, cheapest_beat: float, last_discard: float) -> tup
 #: and at 1,000 ms (docs/ai-history.md, seventeenth and eighteenth looks)
 DEFAULT_OPPONENTS = "greedy"
 
-HEURISTICS = register("tiengow", Heuristics(greedy=greedy, playout=playout, rollout=rollout, hidden=hidden,
-                                            observe=observe, greedy_playout=greedy_playout,
-                                            default_opponents=DEFAULT_OPPONENTS))
+HEURISTICS = register("tiengow", Heuristics(
+    greedy=greedy, playout=playout, rollout=rollout, hidden=hidden, observe=observe, greedy_playout=greedy_playout,
+    default_opponents=DEFAULT_OPPONENTS,
+    models=tuple((name, greedy_playout if name == "greedy" else greedy_playout_with(strongest_lead=lead,
+                                                                                     reserve_beats=reserve))
+                 for name, (lead, reserve) in MODELS.items())))
