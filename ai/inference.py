@@ -657,6 +657,15 @@ def _add_chances(belief: dict[Seat, list[float]], chances: dict[Seat, list[float
             sums[k] += c
 
 
+def others_moved(state: State, seat: Seat) -> bool:
+    """Whether another seat than ``seat`` has played in this Tien Gow deal: whether :func:`model_chances` has
+    anything to judge (False elsewhere than Tien Gow)."""
+    if state.rules.id != "tiengow":
+        return False
+    st = cast(TienGowState, state)
+    return any(p != seat for _l, _w, ps in st.tricks for p, _up, _f in ps) or any(p != seat for p, _up, _f in st.cur)
+
+
 def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, rng: random.Random,
                   worlds: int = 16, table: float = 0.0, judge: str = "mean",
                   other: bool = False, prior: float | None = None) -> dict[str, list[float]] | None:

@@ -700,8 +700,8 @@ class IsmctsEngine(Engine):
         ``"other"``, played as today's greedy) and the time it took; ``None`` where there is nothing to judge
         (no library of two models, or no other seat has moved)."""
         names = [name for name, _policy in heuristics.models]
-        if len(names) < 2:
-            return None
+        if len(names) < 2 or not inference.others_moved(state, seat):
+            return None  # (and no number drawn: the deal's first lead is the greedy model's search, node for node)
         t0 = time.perf_counter()
         chances = inference.model_chances(state, seat, names, TYPE_EPS, random.Random(rng.random()),
                                           judge="marginal", other=True)

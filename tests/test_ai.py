@@ -19,7 +19,7 @@ import pytest
 
 import ai
 import engine
-from ai import BadParams, Decision, Engine, NotToMove, UnknownEngine
+from ai import BadParams, Decision, Engine, NotToMove, UnknownEngine, inference
 from engine.game import Seat, State
 from tests.positions import without_time
 
@@ -596,6 +596,10 @@ def test_typed_opponents_play_each_seat_by_its_likeliest_model_of_the_library(ru
             judged += 1
             continue
         assert typed.stats["opponents"] == "typed"
+        if "inference" not in typed.stats:  # a deal's first lead: nobody to judge, the greedy model's search
+            assert not inference.others_moved(state, state.to_move)
+            assert typed.stats["candidates"] == greedy.stats["candidates"]
+            continue
         inferred = typed.stats["inference"]
         for p, cs in inferred["chances"].items():
             assert len(cs) == 3 and sum(cs) == pytest.approx(1.0, abs=1e-3) and int(p) != state.to_move
@@ -606,6 +610,12 @@ def test_typed_opponents_play_each_seat_by_its_likeliest_model_of_the_library(ru
     # (that the tree then plays each seat by its model, node for node, is the harness check of the bench
     # variant measured, tests/test_bench_variants.py)
     assert rules_id != "tiengow" or len(kinds) > 1, kinds
+    if rules_id == "tiengow":
+        # the deal's first lead: nobody to judge, and the greedy model's search node for node
+        opening = engine.new_game("tiengow", players=4, seed=2)
+        typed = ai.decide("ismcts", opening, opening.to_move, {**budget, "opponents": "typed"}, seed=5)
+        greedy = ai.decide("ismcts", opening, opening.to_move, {**budget, "opponents": "greedy"}, seed=5)
+        assert "inference" not in typed.stats and typed.stats["candidates"] == greedy.stats["candidates"]
 
 
 def test_ismcts_playouts_fall_back_to_random_without_heuristics(monkeypatch, some_state):
