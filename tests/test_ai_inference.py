@@ -519,18 +519,20 @@ def test_the_model_chances_find_which_greedy_engine_each_seat_plays_like():
     assert inference.model_chances(state, state.to_move, ("greedy",), 0.1, random.Random(0)) is None
 
 
-def test_states_with_the_same_observation_history_get_the_same_model_chances():
-    # the fair-AI rule for the model library: another true state the seat cannot tell from this one (other
-    # hands, other tiles behind the other seats' face-down discards) gives identical chances
-    rng = random.Random("inference/model-chances/iset")
+@pytest.mark.parametrize("judge", [{}, {"judge": "marginal", "other": True}], ids=["mean", "marginal"])
+def test_states_with_the_same_observation_history_get_the_same_model_chances(judge):
+    # the fair-AI rule for the model library, either judge (with the marginal one, a uniform player among the
+    # models): another true state the seat cannot tell from this one (other hands, other tiles behind the
+    # other seats' face-down discards) gives identical chances
+    rng = random.Random(f"inference/model-chances/iset/{sorted(judge)}")
     for seed in range(6):
         state = _mixed_table(seed, 16 + seed)
         seat = state.to_move
         other = state.determinize(seat, rng)
         assert other.view(seat) == state.view(seat) and other.to_dict() != state.to_dict()
         models = ("greedy", "greedy_before")
-        assert inference.model_chances(state, seat, models, 0.1, random.Random(seed)) == inference.model_chances(
-            other, seat, models, 0.1, random.Random(seed))
+        assert inference.model_chances(state, seat, models, 0.1, random.Random(seed), **judge) == \
+            inference.model_chances(other, seat, models, 0.1, random.Random(seed), **judge)
 
 
 def test_a_table_prior_lets_one_seats_moves_tell_of_the_others_at_a_table_of_one_kind():
@@ -636,18 +638,3 @@ def test_the_marginal_judge_tells_the_greedy_engines_apart_better_than_the_mean_
                     wrong += (before > today) != (int(p) % 2 == 1)
         counts[judge] = (right, wrong)
     assert counts["marginal"][0] > counts["mean"][0] and counts["marginal"][1] <= counts["mean"][1], counts
-
-
-def test_states_with_the_same_observation_history_get_the_same_marginal_model_chances():
-    # the fair-AI rule for the model library, judge=marginal with a uniform player among the models: another
-    # true state the seat cannot tell from this one gives identical chances
-    rng = random.Random("inference/model-chances/marginal-iset")
-    for seed in range(6):
-        state = _mixed_table(seed, 16 + seed)
-        seat = state.to_move
-        other = state.determinize(seat, rng)
-        assert other.view(seat) == state.view(seat) and other.to_dict() != state.to_dict()
-        models = ("greedy", "greedy_before")
-        assert inference.model_chances(state, seat, models, 0.1, random.Random(seed), judge="marginal",
-                                       other=True) == inference.model_chances(
-            other, seat, models, 0.1, random.Random(seed), judge="marginal", other=True)
