@@ -85,14 +85,14 @@ world, no chain) only Tien Gow's worlds change: each is arranged as the greedy e
 
 Other seats inside the tree (``opponents``).  ``tree``: UCB over the tree's statistics, as Cowling et al.;
 ``greedy``: the greedy engine's choice from that seat's hand in the sampled world (``search``'s ``model``);
-``default`` (the default): the rule set's ``Heuristics.default_opponents``, ``greedy`` at Tien Gow, where
-the model and the arranged worlds together beat the search of before at equal time (docs/ai-history.md,
-eighteenth look), ``tree`` elsewhere; ``typed``: each other seat by the model of the rule set's library
-(``Heuristics.models``: at Tien Gow today's greedy engine and the one of before) that its moves in the deal
-make likeliest, judged by Bayes' rule over arranged worlds of the information set
-(``ai.inference.model_chances``; ``stats["inference"]`` has each seat's ``chances`` and ``types``, the time
-taken off ``time_ms``).  ``stats["opponents"]`` names the one used; the search of before is
-``opponents=tree,inference=false``.
+``default`` (the default): the rule set's ``Heuristics.default_opponents``, ``typed`` at Tien Gow since the
+twentieth look (docs/ai-history.md; ``greedy`` there since the eighteenth, where the model and the arranged
+worlds together beat the search of before at equal time), ``tree`` elsewhere; ``typed``: each other seat
+by the model of the rule set's library (``Heuristics.models``: at Tien Gow today's greedy engine and the one
+of before) that its moves in the deal make likeliest, judged by Bayes' rule over arranged worlds of the
+information set (``ai.inference.model_chances``; ``stats["inference"]`` has each seat's ``chances`` and
+``types``, the time taken off ``time_ms``).  ``stats["opponents"]`` names the one used; the searches of before are
+``opponents=greedy`` (the eighteenth look's) and ``opponents=tree,inference=false``.
 
 Memory: the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
 and processes that search call ``settle_gc`` once the engines are imported.
@@ -641,13 +641,13 @@ class IsmctsEngine(Engine):
               "fitted on the search's own play, ai.inference.SOFTMAX_MODELS, kozel)", choices=inference.MODELS),
         Param("opponents", str, "default", "how the search plays other seats' moves inside its tree: 'tree' (UCB "
               "over the tree's statistics, the same whatever the seat holds), 'greedy' (the greedy engine's "
-              "choice from the seat's hand in each sampled world) or 'default' (the rule set's measured best: "
-              "greedy at Tien Gow, tree elsewhere), 'typed' (each seat by the model of the rule set's library its "
+              "choice from the seat's hand in each sampled world), 'default' (the rule set's measured best: "
+              "typed at Tien Gow, tree elsewhere) or 'typed' (each seat by the model of the rule set's library its "
               "moves in the deal make likeliest, ai.inference.model_chances: Tien Gow; greedy where a rule set has "
               "no library); tree where a rule set has no heuristics",
               choices=("default", "tree", "greedy", "typed")),
-        Param("opponents_eps", float, 0.0, "with the greedy model (opponents='greedy', or 'default' at Tien "
-              "Gow): the share of other seats' tree moves chosen by the tree's statistics instead",
+        Param("opponents_eps", float, 0.0, "with an opponent model (opponents='greedy' or 'typed', or 'default' "
+              "at Tien Gow): the share of other seats' tree moves chosen by the tree's statistics instead",
               minimum=0.0, maximum=1.0),
     )
 

@@ -550,8 +550,8 @@ def test_ismcts_default_playout_is_the_rule_sets_own(rules_id):
 def test_ismcts_default_opponents_and_worlds_are_the_rule_sets_own(rules_id):
     """``ismcts:opponents=default`` with ``inference=true`` (the defaults) plays the rule set's
     ``Heuristics.default_opponents`` in worlds shaped as ``ai.inference`` shapes them with one candidate:
-    at Tien Gow the greedy model in the tree and worlds arranged as it discards, which beat the search of
-    before at equal time (docs/ai-history.md, eighteenth look), the same decision as naming both; elsewhere
+    at Tien Gow the library of models in the tree, each seat by its likeliest (docs/ai-history.md, twentieth
+    look), and worlds arranged as greedy discards, the same decision as naming both; elsewhere
     today's search node for node, the same decision as ``opponents=tree,inference=false``.  The search of
     before stays selectable at Tien Gow and differs from the default there."""
     budget = {"iterations": 80, "time_ms": 600_000}
@@ -563,9 +563,9 @@ def test_ismcts_default_opponents_and_worlds_are_the_rule_sets_own(rules_id):
         before = ai.decide("ismcts", state, state.to_move, {**budget, "opponents": "tree", "inference": False},
                            seed=5)
         if rules_id == "tiengow":
-            named = ai.decide("ismcts", state, state.to_move, {**budget, "opponents": "greedy", "inference": True},
+            named = ai.decide("ismcts", state, state.to_move, {**budget, "opponents": "typed", "inference": True},
                               seed=5)
-            assert by_default.stats["opponents"] == "greedy" and "inference" in by_default.stats
+            assert by_default.stats["opponents"] == "typed" and "inference" in by_default.stats
             assert without_time(by_default.stats) == without_time(named.stats)
             checked += by_default.stats["candidates"] != before.stats["candidates"]
         else:

@@ -322,11 +322,13 @@ def playout_with(*, lead: str, cheapest_beat: float, last_discard: float) -> tup
     return uniform, rollout_of(uniform, cheapest_beat=cheapest_beat, last_discard=last_discard)
 
 
-#: Tien Gow's search plays the other seats' tree moves as its greedy engine would from their sampled hands
-#: (``Heuristics.default_opponents``): together with the worlds arranged as that engine discards
-#: (``ismcts:inference=true``, ``ai.inference.ARRANGE``) it beat the search of before at equal time, at 100 ms
-#: and at 1,000 ms (docs/ai-history.md, seventeenth and eighteenth looks)
-DEFAULT_OPPONENTS = "greedy"
+#: Tien Gow's search plays each other seat's tree moves as the model of ``MODELS`` its moves in the deal make
+#: likeliest would from its sampled hand (``Heuristics.default_opponents``, ``ismcts:opponents=typed``).  The
+#: greedy engine alone as the model (``"greedy"``), together with the worlds arranged as that engine discards
+#: (``ismcts:inference=true``, ``ai.inference.ARRANGE``), beat the search of before at equal time, at 100 ms
+#: and at 1,000 ms (docs/ai-history.md, seventeenth and eighteenth looks); the library judged from the seats'
+#: moves gains over that against players of the other model and is level head to head (twentieth look)
+DEFAULT_OPPONENTS = "typed"
 
 HEURISTICS = register("tiengow", Heuristics(
     greedy=greedy, playout=playout, rollout=rollout, hidden=hidden, observe=observe, greedy_playout=greedy_playout,
