@@ -602,6 +602,14 @@ def search_kit(found: Heuristics | None, state: State, playout: str) -> tuple[Se
     return SearchKit(policy, rollout, found.hidden, observe), used
 
 
+def likeliest_types(chances: dict[str, list[float]], names: Sequence[str]) -> dict[str, str]:
+    """Each seat's likeliest model of ``names`` from its chances (``ai.inference.model_chances``; a chance
+    past the last name is a player like none of them, ``"other"``); a seat whose chances are all equal is the
+    first model's."""
+    named = (*names, "other")
+    return {p: named[cs.index(max(cs))] if max(cs) > min(cs) else names[0] for p, cs in chances.items()}
+
+
 class IsmctsEngine(Engine):
     id = "ismcts"
     description = ("Single-observer Information Set MCTS (Cowling, Powley & Whitehouse 2012): a fresh "
@@ -707,10 +715,8 @@ class IsmctsEngine(Engine):
                                           judge="marginal", other=True)
         if chances is None:
             return None
-        named = (*names, "other")
-        return {"types": {p: named[cs.index(max(cs))] if max(cs) > min(cs) else names[0]
-                          for p, cs in chances.items()},
-                "chances": chances, "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3)}
+        return {"types": likeliest_types(chances, names), "chances": chances,
+                "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3)}
 
     def _budget(self, state: State, seat: Seat, params: dict[str, Any],
                 rng: random.Random) -> tuple[Worlds | None, float, dict[str, Any]]:

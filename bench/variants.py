@@ -128,7 +128,7 @@ from ai.heuristics.kozel import (
     greedy_with,
     unvoided_greedy,
 )
-from ai.ismcts import IsmctsEngine, SearchKit, Worlds, search, search_kit
+from ai.ismcts import IsmctsEngine, SearchKit, Worlds, likeliest_types, search, search_kit
 from ai.protocol import Decision, Param
 from bench import kozel_value
 from engine.game import Move, Seat, State
@@ -612,9 +612,7 @@ class TypedOpponents(IsmctsEngine):
         out: dict[str, Any] = dict(stats or {"elapsed_ms": 0.0})
         # the likeliest model of each seat (a seat with no move that tells them apart: today's greedy; one
         # that plays like none of them, with `other`: "other", played by today's greedy)
-        named = (*models, "other")
-        out["types"] = {p: named[cs.index(max(cs))] if max(cs) > min(cs) else models[0]
-                        for p, cs in chances.items()}
+        out["types"] = likeliest_types(chances, models)
         out["chances"] = chances
         out["elapsed_ms"] = round(out["elapsed_ms"] + spent, 3)
         return sampled, out
