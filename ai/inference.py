@@ -311,7 +311,10 @@ class _TienGowScorer:
         #: (play index, hand then, tiles played) -> the move's score (``_move_score``)
         self.moves_memo: dict[tuple[int, tuple[Face, ...], tuple[Face, ...]], tuple[tuple[bool, ...], int]] = {}
         #: (seat, its tiles, its face-down tiles, other) -> :meth:`seat_logs`' list for the seat
-        self.logs_memo: dict[tuple[Seat, tuple[Face, ...], tuple[tuple[Face, ...], ...], bool], list[float]] = {}
+        self.logs_memo: dict[tuple[Seat, tuple[Face, ...], tuple[tuple[Face, ...], ...], bool | str],
+                             list[float]] = {}
+        #: (play index, hand then, tiles played) -> the move's log-likelihood under the search model
+        self.search_memo: dict[tuple[int, tuple[Face, ...], tuple[Face, ...]], float] = {}
 
     def _seat_scores(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]
                      ) -> list[tuple[tuple[bool, ...], int]]:
@@ -360,10 +363,12 @@ class _TienGowScorer:
         return _log_mean_exp([_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps)
                               for k in range(len(self.models))])
 
-    def seat_logs(self, world: Light, other: bool = False) -> dict[Seat, list[float]]:
+    def seat_logs(self, world: Light, other: bool | str = False) -> dict[Seat, list[float]]:
         """Per other seat, the log-likelihood of its moves in ``world`` under each model, and with ``other``
-        one more: under a player who plays like none of them (each of its moves one of its legal moves,
-        uniformly).  Remembered per seat by the tiles the world gives it, as :meth:`light`."""
+        one more: under a player who plays like none of them -- each of its moves one of its legal moves,
+        uniformly (``True`` or ``"uniform"``), or as searching players do (``"search"``: the fitted
+        :data:`SEARCH_MODELS`, :meth:`_search_log`).  Remembered per seat by the tiles the world gives it,
+        as :meth:`light`."""
         hands, downs = world
         out = {}
         memo = self.logs_memo
@@ -374,11 +379,64 @@ class _TienGowScorer:
                 scores = self._seat_scores(p, hands[p], downs)
                 logs = [_seat_log_likelihood([(a[k], n) for a, n in scores], self.eps)
                         for k in range(len(self.models))]
-                if other:
+                if other == "search":
+                    logs.append(self._search_log(p, hands[p], downs))
+                elif other:
                     logs.append(-sum(math.log(n) for _a, n in scores))
                 memo[key] = logs
             out[p] = logs
         return out
+
+    def _search_log(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]) -> float:
+        """The log-likelihood of seat ``p``'s moves with a choice under the fitted model of searching players
+        (:class:`SearchModel`, as :func:`search_log_p` scores them from :func:`_tiengow_feature`), from the
+        hands the world gives it, as :meth:`_seat_scores` builds them.  One simplification: a face-down
+        discard has one weakest set (two distinct sets of equal total power, which the replay would count as
+        two favourites, are rare)."""
+        fitted = SEARCH_MODELS["tiengow"]
+        mine = [(i, sit, up, faces if up else downs[k]) for i, sit, up, faces, k in self.plays[p]]
+        held = list(hand)
+        befores: list[tuple[Face, ...]] = []
+        for _i, _sit, _up, faces in reversed(mine):
+            held.extend(faces)
+            befores.append(tuple(sorted(held)))
+        befores.reverse()
+        total = 0.0
+        memo = self.search_memo
+        for (i, sit, up, faces), before in zip(mine, befores, strict=True):
+            key = (i, before, faces)
+            logp = memo.get(key)
+            if logp is None:
+                logp = memo[key] = self._search_move_log(fitted, before, sit, up, faces)
+            total += logp
+        return total
+
+    @staticmethod
+    def _search_move_log(fitted: SearchModel, hand: tuple[Face, ...], sit: int, up: int,
+                         faces: tuple[Face, ...]) -> float:
+        """log P(a move of ``faces`` from ``hand`` in situation ``sit``) under ``fitted``; 0 where the move was
+        the one legal move (not scored, as :meth:`_move_score` leaves it out)."""
+        power = tiengow_heuristics.power_of
+        if sit == DEAD:
+            return 0.0
+        if sit == LEAD:
+            leads = leads_for(hand)
+            if len(leads) <= 1:
+                return 0.0
+            g = tiengow_heuristics.model_choice(hand, None, len(faces), tiengow_heuristics.MODELS["greedy"])
+            like = sum(1 for m in leads if m.code[2] == g.code[2] and m.code[3] == g.code[3]
+                       and len(m.code[1]) == len(g.code[1]))
+            return search_log_p(fitted, ("lead", _plays_like(g, up, faces), len(leads), like))
+        beats = beats_for(hand, sit)
+        if len(beats) + _multisets(hand, len(faces)) <= 1:
+            return 0.0
+        if up:
+            best = min((m.code[3], power(m.code[1])) for m in beats)
+            cheapest = sum(1 for m in beats if (m.code[3], power(m.code[1])) == best)
+            return search_log_p(fitted, ("beat", (GROUPS[faces][1], power(faces)) == best, len(beats), cheapest))
+        least = power(tiengow_heuristics.weakest(hand, len(faces)).code[1])
+        hit = abs(power(faces) - least) < 1e-9
+        return search_log_p(fitted, ("discard" if beats else "forced discard", hit, _multisets(hand, len(faces)), 1))
 
     def posterior(self, world: Light, table: float = 0.0) -> dict[Seat, list[float]]:
         """Per other seat, the chance of each model given its moves in ``world`` (the models as likely as
@@ -668,7 +726,7 @@ def others_moved(state: State, seat: Seat) -> bool:
 
 def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, rng: random.Random,
                   worlds: int = 16, table: float = 0.0, judge: str = "mean",
-                  other: bool = False, prior: float | None = None) -> dict[str, list[float]] | None:
+                  other: bool | str = False, prior: float | None = None) -> dict[str, list[float]] | None:
     """Each other seat's chance of playing like each greedy model of ``models`` (names of
     ``ai.heuristics.tiengow.MODELS``) given its moves in this deal, judged on ``worlds`` worlds of ``seat``'s
     information set arranged as the model discards; ``None`` where there is nothing to weigh (not Tien Gow,
@@ -681,7 +739,8 @@ def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, r
     (the worlds are the arranged ones, not weighted back to uniform: so judged, more seats of a mixed table
     were told apart right, docs/ai-history.md, twentieth look).
     ``other`` (with ``"marginal"``): one more chance, last, that the seat plays like none of the models (a
-    uniform choice among its legal moves), so that a player who fits neither is not pressed into one.
+    uniform choice among its legal moves; ``"search"``: as searching players do, the fitted
+    :data:`SEARCH_MODELS`), so that a player who fits neither is not pressed into one.
     ``prior`` (with ``"marginal"``): the chance before the deal that a seat plays like anything but the first
     model, shared evenly by the others (``None``: every one as likely)."""
     if state.rules.id != "tiengow" or len(models) < 2:
@@ -699,7 +758,7 @@ def model_chances(state: State, seat: Seat, models: Sequence[str], eps: float, r
     for _ in range(worlds):
         for p, logs in score.seat_logs(_light(_tiengow_arrange(uniform(rng), seat)), other).items():
             per_world.setdefault(p, []).append(logs)
-    kinds = len(models) + other
+    kinds = len(models) + bool(other)
     logs_prior = [0.0] * kinds if prior is None else [math.log(1.0 - prior)] + [math.log(prior / (kinds - 1))] * (
         kinds - 1)
     return {str(p): [round(x, 4) for x in _softmax([_log_mean_exp([w[k] for w in rows]) + logs_prior[k]

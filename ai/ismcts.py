@@ -602,12 +602,14 @@ def search_kit(found: Heuristics | None, state: State, playout: str) -> tuple[Se
     return SearchKit(policy, rollout, found.hidden, observe), used
 
 
-def likeliest_types(chances: dict[str, list[float]], names: Sequence[str]) -> dict[str, str]:
+def likeliest_types(chances: dict[str, list[float]], names: Sequence[str],
+                    confidence: float = 0.0) -> dict[str, str]:
     """Each seat's likeliest model of ``names`` from its chances (``ai.inference.model_chances``; a chance
-    past the last name is a player like none of them, ``"other"``); a seat whose chances are all equal is the
-    first model's."""
+    past the last name is a player like none of them, ``"other"``); a seat whose chances are all equal, or
+    whose likeliest has a chance below ``confidence``, is the first model's."""
     named = (*names, "other")
-    return {p: named[cs.index(max(cs))] if max(cs) > min(cs) else names[0] for p, cs in chances.items()}
+    return {p: named[cs.index(max(cs))] if max(cs) > min(cs) and max(cs) >= confidence else names[0]
+            for p, cs in chances.items()}
 
 
 class IsmctsEngine(Engine):

@@ -567,7 +567,12 @@ class TypedOpponents(IsmctsEngine):
               "choice among its legal moves), and is then played by today's greedy"),
         Param("prior", float, 0.0, "with judge=marginal: the chance before the deal that a seat plays like anything "
               "but the first model, shared evenly by the others; 0: every one as likely", minimum=0.0,
-              maximum=0.99))
+              maximum=0.99),
+        Param("searcher", bool, False, "with other: the player like none of the models plays as searching players "
+              "do (ai.inference.SEARCH_MODELS, fitted on the search's own moves) instead of uniformly"),
+        Param("confidence", float, 0.0, "with types=likeliest: a seat is played by its likeliest model only where "
+              "that model's chance is at least this, else by today's greedy; 0: always its likeliest",
+              minimum=0.0, maximum=1.0))
 
     def _base(self, heuristics: Heuristics | None, params: dict[str, Any]) -> dict[str, Any]:
         """The parameters ``ismcts``'s own steps get: where they would judge the seats themselves
@@ -589,6 +594,8 @@ class TypedOpponents(IsmctsEngine):
             raise ai.BadParams("parameter 'table' is a prior of judge=mean only", "table")
         if params["other"] and params["judge"] != "marginal":
             raise ai.BadParams("parameter 'other' needs judge=marginal", "other")
+        if params["searcher"] and not params["other"]:
+            raise ai.BadParams("parameter 'searcher' needs other=true", "searcher")
         if params["prior"] and params["judge"] != "marginal":
             raise ai.BadParams("parameter 'prior' needs judge=marginal", "prior")
         params = self._base(self.heuristics(state, params), params)
@@ -603,7 +610,8 @@ class TypedOpponents(IsmctsEngine):
         t0 = time.perf_counter()
         chances = inference.model_chances(state, seat, models, params["inference_eps"],
                                           random.Random(rng.random()), table=params["table"],
-                                          judge=params["judge"], other=params["other"],
+                                          judge=params["judge"],
+                                          other="search" if params["searcher"] else params["other"],
                                           prior=params["prior"] or None)
         spent = (time.perf_counter() - t0) * 1000.0
         sampled, stats = super().worlds(state, seat, params, rng)
@@ -612,7 +620,7 @@ class TypedOpponents(IsmctsEngine):
         out: dict[str, Any] = dict(stats or {"elapsed_ms": 0.0})
         # the likeliest model of each seat (a seat with no move that tells them apart: today's greedy; one
         # that plays like none of them, with `other`: "other", played by today's greedy)
-        out["types"] = likeliest_types(chances, models)
+        out["types"] = likeliest_types(chances, models, params["confidence"])
         out["chances"] = chances
         out["elapsed_ms"] = round(out["elapsed_ms"] + spent, 3)
         return sampled, out

@@ -621,6 +621,41 @@ def test_the_marginal_judge_is_bayes_rule_on_the_replayed_likelihood_averaged_ov
         inference.model_chances(state, seat, models, 0.1, random.Random(0), judge="vote")
 
 
+def test_the_searching_player_among_the_models_is_the_fitted_search_model_replayed():
+    # inference over the model library with other="search": the player like none of the models is scored as
+    # the fitted model of searching players (SearchModel) scores each of its moves on the replayed position,
+    # seat by seat, from the hands each world of the information set gives it (a seat with a face-down
+    # discard that had two weakest sets of equal power is left out: the scorer counts one, as documented)
+    fitted = inference.SEARCH_MODELS["tiengow"]
+    checked = skipped = 0
+    for seed in range(10):
+        state = _mixed_table(seed, 10 + seed)
+        seat = state.to_move
+        uniform = state.determinizer(seat)
+        rng = random.Random(seed)
+        for _ in range(4):
+            world = inference.ARRANGE["tiengow"](uniform(rng), seat)
+            scorer = inference._TienGowScorer(state, seat, 0.1, ("greedy", "greedy_before"))
+            logs = scorer.seat_logs(inference._light(world), "search")
+            replayed: dict[int, float] = {p: 0.0 for p in logs}
+            tied: set[int] = set()
+            for before, mover, move, _n in inference._choices(world, seat):
+                feature = inference.FEATURES["tiengow"](before, mover, move)
+                replayed[mover] += inference.search_log_p(fitted, feature)
+                if feature[0] in ("discard", "forced discard") and feature[3] > 1:
+                    tied.add(mover)
+            uniform_logs = scorer.seat_logs(inference._light(world), True)
+            for p, row in logs.items():
+                # the greedy models' parts are the same whichever player is last
+                assert len(row) == 3 and row[:2] == uniform_logs[p][:2]
+                if p in tied:
+                    skipped += 1
+                    continue
+                assert row[-1] == pytest.approx(replayed[p], abs=1e-9), (seed, p)
+                checked += 1
+    assert checked >= 100 and skipped <= checked // 10, (checked, skipped)
+
+
 def test_the_marginal_judge_tells_the_greedy_engines_apart_better_than_the_mean_of_the_worlds():
     # inference over the model library: at 40 positions of a table where seats 1 and 3 play the greedy engine
     # of before and seats 0 and 2 today's, Bayes' rule on the averaged likelihood judges more seats right, and

@@ -297,6 +297,35 @@ def test_the_typed_opponents_variant_with_one_model_is_the_search_itself_and_pla
             TypedOpponents().choose(state, seat, TypedOpponents().validate({**PARAMS, **bad}), random.Random(0))
 
 
+def test_the_typed_variant_can_judge_beside_a_searching_player_and_keep_only_confident_types():
+    # the variant's rules: with `searcher` the player like none of the models is the fitted model of searching
+    # players (a seat's chances differ from the uniform player's); `confidence` plays a seat by its likeliest
+    # model only where that model's chance reaches it, else by today's greedy
+    from ai.ismcts import likeliest_types
+
+    chances = {"1": [0.3, 0.7, 0.0], "2": [0.1, 0.5, 0.4], "3": [0.5, 0.5, 0.0]}
+    names = ("greedy", "greedy_before")
+    assert likeliest_types(chances, names) == {"1": "greedy_before", "2": "greedy_before", "3": "greedy"}
+    assert likeliest_types(chances, names, 0.6) == {"1": "greedy_before", "2": "greedy", "3": "greedy"}
+    positions = _mixed_positions(6)
+    differ = 0
+    for state, seat in positions:
+        judged = {}
+        for searcher in (False, True):
+            decision = _run(TypedOpponents(), state, seat, {"inference_eps": 0.1, "judge": "marginal", "other": True,
+                                                            "searcher": searcher})
+            judged[searcher] = decision.stats["inference"]["chances"]
+            assert all(len(cs) == 3 and sum(cs) == pytest.approx(1.0, abs=1e-3) for cs in judged[searcher].values())
+        differ += judged[False] != judged[True]
+        confident = _run(TypedOpponents(), state, seat, {"inference_eps": 0.1, "judge": "marginal", "other": True,
+                                                         "confidence": 0.99}).stats["inference"]
+        assert confident["types"] == likeliest_types(confident["chances"], names, 0.99)
+    assert differ == len(positions)
+    with pytest.raises(ai.BadParams):
+        TypedOpponents().choose(state, seat, TypedOpponents().validate({**PARAMS, "judge": "marginal",
+                                                                        "searcher": True}), random.Random(0))
+
+
 def test_pimc_splits_its_budget_among_sampled_worlds_and_sees_only_the_seats_information_set():
     # the variant's rule: ``pimc_worlds`` searches of an equal share of the iterations, each in one sampled
     # world of the seat's information set, their root visits summed, the most visited move played
