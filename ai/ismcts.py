@@ -90,8 +90,9 @@ twentieth look (docs/ai-history.md; ``greedy`` there since the eighteenth, where
 worlds together beat the search of before at equal time), ``tree`` elsewhere; ``typed``: each other seat
 by the model of the rule set's library (``Heuristics.models``: at Tien Gow today's greedy engine and the one
 of before) that its moves in the deal make likeliest, judged by Bayes' rule over arranged worlds of the
-information set (``ai.inference.model_chances``; ``stats["inference"]`` has each seat's ``chances`` and
-``types``, the time taken off ``time_ms``).  ``stats["opponents"]`` names the one used; the searches of before are
+information set beside a searching player (the fitted model of the search's own moves, ``ai.inference.SEARCH_MODELS``;
+such a seat is played by today's greedy) since the twenty-first look (``ai.inference.model_chances``;
+``stats["inference"]`` has each seat's ``chances`` and ``types``, the time taken off ``time_ms``).  ``stats["opponents"]`` names the one used; the searches of before are
 ``opponents=greedy`` (the eighteenth look's) and ``opponents=tree,inference=false``.
 
 Memory: the tree is kept in flat lists (``Tree``) that the garbage collector does not track,
@@ -119,6 +120,10 @@ DEFAULT_UCT_C = 0.7
 #: uniform legal move instead of the model's), the value of the variant measured (docs/ai-history.md,
 #: twentieth look)
 TYPE_EPS = 0.1
+#: ``opponents=typed``'s player like none of the library's models (``ai.inference.model_chances``'s ``other``):
+#: the fitted model of searching players since the twenty-first look (a uniform one before, ``True``), which
+#: took searching seats for the greedy engine of before a third of the time (a fifth with it; docs/ai-history.md)
+SEARCHER = "search"
 
 
 #: collector thresholds for processes that search (young, middle, old generation); see ``settle_gc``
@@ -705,16 +710,17 @@ class IsmctsEngine(Engine):
                rng: random.Random) -> dict[str, Any] | None:
         """``opponents=typed``: each other seat's chances of playing like each model of the rule set's library
         (``ai.inference.model_chances``, Bayes' rule on the likelihood of its moves in the deal averaged over
-        arranged worlds, with a player like none of them last), its likeliest (``types``: a seat whose moves
-        do not tell the models apart is today's greedy, the library's first; one like none of them
-        ``"other"``, played as today's greedy) and the time it took; ``None`` where there is nothing to judge
-        (no library of two models, or no other seat has moved)."""
+        arranged worlds, with a searching player last: the fitted ``ai.inference.SEARCH_MODELS``, which keeps
+        searching seats from being taken for a greedy engine of the library), its likeliest (``types``: a seat
+        whose moves do not tell the models apart is today's greedy, the library's first; one that plays like
+        the searching player ``"other"``, played as today's greedy) and the time it took; ``None`` where
+        there is nothing to judge (no library of two models, or no other seat has moved)."""
         names = [name for name, _policy in heuristics.models]
         if len(names) < 2 or not inference.others_moved(state, seat):
             return None  # (and no number drawn: the deal's first lead is the greedy model's search, node for node)
         t0 = time.perf_counter()
         chances = inference.model_chances(state, seat, names, TYPE_EPS, random.Random(rng.random()),
-                                          judge="marginal", other=True)
+                                          judge="marginal", other=SEARCHER)
         if chances is None:
             return None
         return {"types": likeliest_types(chances, names), "chances": chances,

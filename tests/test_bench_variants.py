@@ -289,9 +289,10 @@ def test_the_typed_opponents_variant_with_one_model_is_the_search_itself_and_pla
         assert set(inferred["types"].values()) <= {"greedy", "greedy_before", "other"}
         found += sum(m == ("greedy_before" if int(p) % 2 else "greedy") for p, m in inferred["types"].items())
     assert found >= 12  # of 18 seats (16 when written)
-    # the served search's opponents=typed is this variant judged so (the one measured), node for node
-    assert _harness_check(TypedOpponents(), positions, {"judge": "marginal", "other": True, "inference_eps": 0.1},
-                          {}, plain={"opponents": "typed"}) > 0
+    # the served search's opponents=typed is this variant judged so beside a searching player (the one
+    # measured, twenty-first look), node for node
+    assert _harness_check(TypedOpponents(), positions, {"judge": "marginal", "other": True, "searcher": True,
+                                                        "inference_eps": 0.1}, {}, plain={"opponents": "typed"}) > 0
     for bad in ({"judge": "marginal", "table": 0.5}, {"other": True}):
         with pytest.raises(ai.BadParams):
             TypedOpponents().choose(state, seat, TypedOpponents().validate({**PARAMS, **bad}), random.Random(0))

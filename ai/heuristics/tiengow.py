@@ -327,7 +327,8 @@ def playout_with(*, lead: str, cheapest_beat: float, last_discard: float) -> tup
 #: greedy engine alone as the model (``"greedy"``), together with the worlds arranged as that engine discards
 #: (``ismcts:inference=true``, ``ai.inference.ARRANGE``), beat the search of before at equal time, at 100 ms
 #: and at 1,000 ms (docs/ai-history.md, seventeenth and eighteenth looks); the library judged from the seats'
-#: moves gains over that against players of the other model and is level head to head (twentieth look)
+#: moves gains over that against players of the other model (twentieth look), and judged beside a searching
+#: player (``ai.ismcts.SEARCHER``) is level with it head to head (twenty-first look)
 DEFAULT_OPPONENTS = "typed"
 
 HEURISTICS = register("tiengow", Heuristics(
