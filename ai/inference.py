@@ -316,19 +316,25 @@ class _TienGowScorer:
         #: (play index, hand then, tiles played) -> the move's log-likelihood under the search model
         self.search_memo: dict[tuple[int, tuple[Face, ...], tuple[Face, ...]], float] = {}
 
-    def _seat_scores(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]
-                     ) -> list[tuple[tuple[bool, ...], int]]:
+    def _moves_from(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]
+                    ) -> list[tuple[tuple[int, int, int, tuple[Face, ...]], tuple[Face, ...]]]:
+        """Seat ``p``'s plays of the deal as a world gives them (its ``hand`` now, the tiles of the deal's
+        face-down plays ``downs``): each ``(play index, situation, face up, tiles)`` with the hand it held
+        before it, built backwards from its hand now."""
         mine = [(i, sit, up, faces if up else downs[k]) for i, sit, up, faces, k in self.plays[p]]
-        # the seat's hand before each of its moves, built backwards from its hand now
         held = list(hand)
         befores: list[tuple[Face, ...]] = []
         for _i, _sit, _up, faces in reversed(mine):
             held.extend(faces)
             befores.append(tuple(sorted(held)))
         befores.reverse()
+        return list(zip(mine, befores, strict=True))
+
+    def _seat_scores(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]
+                     ) -> list[tuple[tuple[bool, ...], int]]:
         out = []
         moves_memo = self.moves_memo
-        for (i, sit, up, faces), before in zip(mine, befores, strict=True):
+        for (i, sit, up, faces), before in self._moves_from(p, hand, downs):
             key = (i, before, faces)
             scored = moves_memo.get(key)
             if scored is None:
@@ -390,20 +396,13 @@ class _TienGowScorer:
     def _search_log(self, p: Seat, hand: tuple[Face, ...], downs: tuple[tuple[Face, ...], ...]) -> float:
         """The log-likelihood of seat ``p``'s moves with a choice under the fitted model of searching players
         (:class:`SearchModel`, as :func:`search_log_p` scores them from :func:`_tiengow_feature`), from the
-        hands the world gives it, as :meth:`_seat_scores` builds them.  One simplification: a face-down
+        hands the world gives it (:meth:`_moves_from`).  One simplification: a face-down
         discard has one weakest set (two distinct sets of equal total power, which the replay would count as
         two favourites, are rare)."""
         fitted = SEARCH_MODELS["tiengow"]
-        mine = [(i, sit, up, faces if up else downs[k]) for i, sit, up, faces, k in self.plays[p]]
-        held = list(hand)
-        befores: list[tuple[Face, ...]] = []
-        for _i, _sit, _up, faces in reversed(mine):
-            held.extend(faces)
-            befores.append(tuple(sorted(held)))
-        befores.reverse()
         total = 0.0
         memo = self.search_memo
-        for (i, sit, up, faces), before in zip(mine, befores, strict=True):
+        for (i, sit, up, faces), before in self._moves_from(p, hand, downs):
             key = (i, before, faces)
             logp = memo.get(key)
             if logp is None:
