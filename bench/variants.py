@@ -101,11 +101,14 @@ beside the shipped ones.
   ``models=greedy_before`` the exact model of the engine of before.  ``judge=marginal`` judges a seat by
   Bayes' rule on its likelihood averaged over the worlds instead of the mean of its chances in each;
   ``other`` adds a player like none of the models (played as today's greedy) and ``prior`` the chance before
-  the deal of a model other than today's.  The idea: the greedy model in the tree is Tien Gow's strength,
-  and against the greedy engine of before (point 5's bar) the exact model of it is worth +1.6 a deal
-  (docs/ai-history.md, nineteenth look).  ``judge=marginal,other=true,inference_eps=0.1`` is what the served
-  ``ismcts:opponents=typed``, Tien Gow's default since the twentieth look, does (the variant leaves
-  ``ismcts``'s own judging out and judges its way).
+  the deal of a model other than today's; ``searcher`` makes that player the fitted model of searching
+  players (``ai.inference.SEARCH_MODELS``) instead of a uniform one, and ``confidence`` plays a seat by its
+  likeliest model only at that chance or above.  The idea: the greedy model in the tree is Tien Gow's
+  strength, and against the greedy engine of before (point 5's bar) the exact model of it is worth +1.6 a
+  deal (docs/ai-history.md, nineteenth look).  ``judge=marginal,other=true,searcher=true,inference_eps=0.1``
+  is what the served ``ismcts:opponents=typed``, Tien Gow's default, does since the twenty-first look
+  (without ``searcher`` since the twentieth; the variant leaves ``ismcts``'s own judging out and judges its
+  way).
 """
 
 from __future__ import annotations
