@@ -72,9 +72,11 @@ beside the shipped ones.
   from beats before the last trick.  Both false (the defaults) it is ``greedy``; both true, the greedy
   engine of before.  Elsewhere it is ``greedy``.  It reproduces the self-play tuning (docs/ai-history.md,
   fifteenth look).
-* ``ismcts_wall_playout`` (the same two parameters as ``greedy_wall``): ``ismcts`` with the wall game's playouts played by
-  that greedy engine; ``middle=false`` is the search of before 2026-12-06, decision for decision.
-  Elsewhere it is ``ismcts``.
+* ``ismcts_wall_playout`` (the same two parameters as ``greedy_wall``, and ``explore``): ``ismcts`` with the
+  wall game's playouts played by that greedy engine, with a share ``explore`` of random moves
+  (``ai.heuristics.tiengow_wall.PLAYOUT_EXPLORE`` by default); ``middle=false,explore=0`` is the search of
+  before 2026-12-06 and ``explore=0`` the search of before 2026-12-07, decision for decision.  Elsewhere it
+  is ``ismcts``.
 * ``ismcts_tiengow_playout`` (parameters ``lead``, ``cheapest_beat``, ``last_discard``): ``ismcts`` at Tien Gow
   with the heuristic playout's leads chosen as ``greedy`` leads (``lead=greedy``, the default:
   ``ai.heuristics.tiengow.playout``, the shipped one) or uniformly (``lead=uniform``: ``uniform_playout``,
@@ -495,13 +497,25 @@ class WallPlayout(_PlayoutVariant):
 
     id = "ismcts_wall_playout"
     description = "ismcts, in the wall game with playouts by greedy_wall's lead and follow"
-    params: ClassVar[tuple[Param, ...]] = (*IsmctsEngine.params, *_WALL_PARAMS)
+    params: ClassVar[tuple[Param, ...]] = (
+        *IsmctsEngine.params, *_WALL_PARAMS,
+        Param("explore", float, wall.PLAYOUT_EXPLORE, "the playouts' share of random moves "
+              "(ai.heuristics.tiengow_wall.PLAYOUT_EXPLORE; 0: every playout move the greedy engine's)",
+              minimum=0.0, maximum=1.0),
+    )
 
     rules_id = "tiengow_wall"
 
-    def build(self, middle: bool, open_column: float) -> tuple[Policy, Rollout]:
-        _, policy, rollout = wall.greedy_with(middle=middle, open_column=open_column)
+    def build(self, middle: bool, open_column: float, explore: float) -> tuple[Policy, Rollout]:
+        _, policy, rollout = wall.greedy_with(middle=middle, open_column=open_column, explore=explore)
         return policy, rollout
+
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        found = super().heuristics(state, params)
+        if found is None or state.rules.id != self.rules_id:
+            return found
+        # a rollout that explores draws: the paired root then seeds one generator per world
+        return replace(found, rollout_draws=params["explore"] > 0.0)
 
 
 class TienGowPlayout(_PlayoutVariant):

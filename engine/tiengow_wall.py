@@ -53,8 +53,9 @@ is bounded (sizes at the tables), as the engine lives in long-lived server and w
 
 Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
 protocol -- the tables (``BEATS``, ``CIVIL``, ``DECK_COUNTS``, ``NUM``, ``PAIR``, ``STRENGTH``), the
-interned moves (``lead_move``, ``place_move``) and ``rollout_of(lead, follow)`` (a policy that never draws
-played to the end of the game through the state's own ``_play``).
+interned moves (``lead_move``, ``place_move``), ``rollout_of(lead, follow, explore)`` (a policy played to the
+end of the game through the state's own ``_play``, with a share ``explore`` of random moves) and
+``random_faces`` (such a random move's tiles).
 """
 
 from __future__ import annotations
@@ -908,13 +909,14 @@ RULES_ENTRY = register(RuleSet(
 Choice = Callable[["TienGowWallState", Seat], tuple[int, ...]]
 
 
-def rollout_of(lead: Choice, follow: Choice) -> Callable[[State, random.Random], None]:
-    """``rollout(state, rng)`` for a policy that never draws: the seat to move leads ``lead(state, seat)``
-    on an empty table and places ``follow(state, seat)`` on a table of columns, move after move until the
-    current deal (game) ends, in one call: the same moves as applying ``lead_move(lead(state, seat))`` or
-    ``place_move(follow(state, seat))`` in a loop, without the loop's per-move overhead (``to_move``,
-    ``deals_done``, the interned ``Move``): the tiles are played through ``apply``'s own code (``_play``).
-    ``rng`` is not drawn from."""
+def rollout_of(lead: Choice, follow: Choice, explore: float = 0.0) -> Callable[[State, random.Random], None]:
+    """``rollout(state, rng)``: the seat to move leads ``lead(state, seat)`` on an empty table and places
+    ``follow(state, seat)`` on a table of columns, move after move until the current deal (game) ends, in one
+    call: the same moves as applying ``lead_move(lead(state, seat))`` or ``place_move(follow(state, seat))``
+    in a loop, without the loop's per-move overhead (``to_move``, ``deals_done``, the interned ``Move``): the
+    tiles are played through ``apply``'s own code (``_play``).  ``explore`` > 0: before each move one draw
+    ``rng.random()``; below ``explore`` the seat plays a random move instead (``random_faces``).  With
+    ``explore`` 0 ``rng`` is not drawn from."""
 
     def rollout(state: State, rng: random.Random) -> None:
         st = cast(TienGowWallState, state)
@@ -925,9 +927,30 @@ def rollout_of(lead: Choice, follow: Choice) -> Callable[[State, random.Random],
             t = st.turn
             play(follow(st, t) if st.cols else lead(st, t))
 
-    return rollout
+    def exploring(state: State, rng: random.Random) -> None:
+        st = cast(TienGowWallState, state)
+        play = st._play
+        deals = st.deals
+        deal = len(deals)
+        draw = rng.random
+        while st.turn >= 0 and len(deals) == deal:
+            t = st.turn
+            if draw() < explore:
+                play(random_faces(st, t, rng))
+            else:
+                play(follow(st, t) if st.cols else lead(st, t))
+
+    return exploring if explore > 0.0 else rollout
+
+
+def random_faces(state: TienGowWallState, seat: Seat, rng: random.Random) -> tuple[int, ...]:
+    """A random move's tiles for ``seat`` (to move): on an empty table one tile of the hand led alone
+    (``rng.choice``), on a table of columns the hand's tiles drawn for the columns in order (``rng.sample``,
+    so every placement of distinct tiles is as likely).  A playout's exploring move (``rollout_of``)."""
+    hand = state.hands[seat]
+    return tuple(rng.sample(hand, len(state.cols))) if state.cols else (rng.choice(hand),)
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("BEATS", "CIVIL", "DECK_COUNTS", "NUM", "PAIR", "STRENGTH", "TienGowWallState", "lead_move",
-              "place_move", "rollout_of")
+SEARCH_KIT = ("BEATS", "CIVIL", "Choice", "DECK_COUNTS", "NUM", "PAIR", "STRENGTH", "TienGowWallState", "lead_move",
+              "place_move", "random_faces", "rollout_of")

@@ -22,7 +22,7 @@ from ai.heuristics import tiengow_wall as heuristics
 from ai.ismcts import paired_search
 from engine.game import Move
 from engine.tiengow_wall import TienGowWallState as W
-from engine.tiengow_wall import lead_move, place_move
+from engine.tiengow_wall import lead_move, place_move, random_faces
 
 
 def positions(players: int, count: int, seed: int, follows: bool | None = None) -> list[W]:
@@ -210,26 +210,50 @@ def test_the_paired_search_spends_exactly_its_budget_and_picks_a_most_played_sur
 
 
 def test_a_rollout_that_declares_no_draws_gets_no_generator_and_one_that_draws_anyway_fails_loudly():
-    """The wall's greedy rollout never draws (``ROLLOUT_DRAWS = False``), so the paired root seeds
-    no generator per playout; the same search with a fresh generator per playout decides the same, and a
-    rollout that drew after declaring it never does would stop the search, not skew it."""
-    assert heuristics.ROLLOUT_DRAWS is False
+    """A greedy rollout without exploring moves (``greedy_with(explore=0)``, the playouts of the search of
+    before) never draws, so the paired root seeds no generator per playout for it; the same search with a
+    fresh generator per playout decides the same, and a rollout that drew after declaring it never does would
+    stop the search, not skew it.  The shipped rollout explores, so it declares that it draws
+    (``ROLLOUT_DRAWS``)."""
+    assert heuristics.PLAYOUT_EXPLORE > 0.0 and heuristics.ROLLOUT_DRAWS is True
+    _greedy, policy, rollout = heuristics.greedy_with(explore=0.0)
     s = positions(4, 1, 91)[0]
     reps = heuristics.distinct(s)
-    runs = [paired_search(s, s.to_move, reps, iterations=200, time_ms=600_000, policy=heuristics.playout,
-                          rng=random.Random(4), rollout=heuristics.rollout, rollout_draws=draws)
+    runs = [paired_search(s, s.to_move, reps, iterations=200, time_ms=600_000, policy=policy,
+                          rng=random.Random(4), rollout=rollout, rollout_draws=draws)
             for draws in (False, True)]
     assert runs[0][:4] == runs[1][:4]
 
     def drawing(state, rng):
         rng.random()
-        heuristics.rollout(state, rng)
+        rollout(state, rng)
 
     with pytest.raises(AssertionError, match="ROLLOUT_DRAWS"):
-        paired_search(s, s.to_move, reps, iterations=20, time_ms=600_000, policy=heuristics.playout,
+        paired_search(s, s.to_move, reps, iterations=20, time_ms=600_000, policy=policy,
                       rng=random.Random(4), rollout=drawing, rollout_draws=False)
 
 
+def test_exploring_playouts_play_random_moves_at_their_share():
+    """The search's playouts (rule: the playout policy, ``ai.heuristics.tiengow_wall.playout``) play a random
+    move (``engine.tiengow_wall.random_faces``) with chance ``PLAYOUT_EXPLORE`` and the greedy engine's
+    otherwise: over many sampled positions the share of moves that differ from greedy's sits near
+    ``PLAYOUT_EXPLORE`` times the share of random moves that differ, and is zero with ``explore=0``."""
+    from ai.heuristics import tiengow_wall as wall
+
+    explore = wall.PLAYOUT_EXPLORE
+    _g, plain, _r = wall.greedy_with(explore=0.0)
+    differ = random_differ = total = 0
+    for i, s in enumerate(positions(4, 60, 92)):
+        seat = s.to_move
+        greedy_move = wall.greedy(s, seat, random.Random(0))
+        for k in range(20):
+            total += 1
+            differ += wall.playout(s, random.Random(f"{i}/{k}")) != greedy_move
+            assert plain(s, random.Random(k)) == greedy_move
+            faces = random_faces(s, seat, random.Random(f"random {i}/{k}"))
+            random_differ += (place_move(faces) if s.cols else lead_move(faces)) != greedy_move
+    expected = explore * random_differ / total
+    assert total > 500 and abs(differ / total - expected) < 0.35 * expected
 def test_only_the_wall_variant_opts_into_the_paired_root():
     assert [r for r in sorted(engine.RULES) if heuristic(r, "distinct") is not None] == ["tiengow_wall"]
     for rules_id in sorted(engine.RULES):

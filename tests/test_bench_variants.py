@@ -223,8 +223,10 @@ def test_the_tiengow_greedy_variant_is_greedy_by_default_and_the_greedy_of_befor
 
 def test_the_wall_playout_variant_with_the_shipped_weights_is_the_search_itself():
     # the variant's harness check: with its defaults it is ismcts node for node in the wall game (the paired
-    # root); the playouts of before 2026-12-06 (middle=false) change the statistics
+    # root); the playouts of before 2026-12-06 (middle=false) change the statistics, and so do playouts
+    # without random moves (explore=0, the search of before 2026-12-07)
     assert _harness_check(WallPlayout(), _wall_positions(6), {}, {"middle": False}) > 0
+    assert _harness_check(WallPlayout(), _wall_positions(6), {"explore": 0.1}, {"explore": 0.0}) > 0
 
 
 def test_the_tiengow_playout_variant_with_the_shipped_playout_is_the_search_itself():

@@ -11,9 +11,11 @@
   2026-12-06 the greedy engine led its weakest single.
 * ``playout(state, rng)``: the search's playout policy, the greedy engine's move for the seat to move,
   decided from that seat's own information in the sampled world (it measured stronger than a
-  cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant").  ``rollout(state,
-  rng)`` plays it to the end of the game in one call (the search's fast path, built by the engine's search
-  kit, ``engine.tiengow_wall.rollout_of``).
+  cheaper policy that read the sampled world's hands; docs/ai.md, "The wall variant"), except that with
+  chance ``PLAYOUT_EXPLORE`` (0.1) a move is a random one: a single led, or the hand's tiles drawn for the
+  columns (docs/ai.md, "The wall game's exploring playouts": stronger at equal time since 2026-12-07).
+  ``rollout(state, rng)`` plays it to the end of the game in one call, with the same draws (the search's
+  fast path, built by the engine's search kit, ``engine.tiengow_wall.rollout_of``).
 * ``move_class(state, move)`` and ``distinct(state)``: the strategic classes of the moves of the seat to
   move (placements that differ only in which losing tile lies under which column are one class) and one
   move per class.  ``distinct`` opts the wall variant into the search's paired root (``ai.ismcts``).
@@ -42,9 +44,11 @@ from engine.tiengow_wall import (
     NUM,
     PAIR,
     STRENGTH,
+    Choice,
     TienGowWallState,
     lead_move,
     place_move,
+    random_faces,
     rollout_of,
 )
 
@@ -232,31 +236,61 @@ def greedy(state: TienGowWallState, seat: int, rng: random.Random) -> Move:
     return place_move(_follow(state, seat))
 
 
+def _playout_with(explore: float, lead: Choice, follow: Choice) -> Policy:
+    """The playout policy of ``lead`` and ``follow`` with a share ``explore`` of random moves (``playout``)."""
+
+    def policy(state: TienGowWallState, rng: random.Random) -> Move:
+        seat = state.turn
+        if explore > 0.0 and rng.random() < explore:
+            faces = random_faces(state, seat, rng)
+            return place_move(faces) if state.cols else lead_move(faces)
+        return place_move(follow(state, seat)) if state.cols else lead_move(lead(state, seat))
+
+    return cast(Policy, policy)
+
+
+#: the playouts' share of random moves: each seat's move in a playout is, with this chance, a random one
+#: (``engine.tiengow_wall.random_faces``) instead of the greedy engine's.  The greedy engine's own moves make
+#: every playout of a world the same game, so a root move was judged by one answer of the other seats per
+#: world; 0.1 measured stronger than 0 at four players, at equal time as at equal iterations (docs/ai.md,
+#: "The wall game's exploring playouts"), 0 before 2026-12-07
+PLAYOUT_EXPLORE = 0.1
+
+
 def playout(state: TienGowWallState, rng: random.Random) -> Move:
-    """The search's playout move for the seat to move: the greedy engine's move (``greedy``) for that seat,
-    from what that seat knows in the sampled world (its hand, the table, the tiles it has not seen).  An
-    earlier policy judged tiles *safe* by the sampled world's actual hands (a clairvoyant model of every
-    player) and measured weaker: docs/ai.md, "The wall variant"."""
-    return greedy(state, state.turn, rng)
+    """The search's playout move for the seat to move: with chance ``PLAYOUT_EXPLORE`` (one draw
+    ``rng.random()`` per move) a random move (``engine.tiengow_wall.random_faces``: a single led, or the hand's
+    tiles drawn for the columns), else the greedy engine's move (``greedy``) for that seat, from what that seat
+    knows in the sampled world (its hand, the table, the tiles it has not seen).  An earlier policy judged
+    tiles *safe* by the sampled world's actual hands (a clairvoyant model of every player) and measured
+    weaker: docs/ai.md, "The wall variant"."""
+    return _SHIPPED(state, rng)
 
 
-#: ``rollout`` never draws from its generator (greedy play is deterministic): the paired root need not seed
-#: one per playout (``ai.ismcts.paired_search``)
-ROLLOUT_DRAWS = False
+#: the shipped playout policy, built once
+_SHIPPED = _playout_with(PLAYOUT_EXPLORE, _lead, _follow)
+
+
+#: ``rollout`` draws from its generator (``PLAYOUT_EXPLORE`` > 0): the paired root seeds one per world
+#: (``ai.ismcts.paired_search``); a rollout of ``greedy_with(explore=0)`` never draws
+ROLLOUT_DRAWS = PLAYOUT_EXPLORE > 0.0
 
 
 #: ``rollout(state, rng)``: ``playout`` move after move until the current deal (game) ends, in one call, with
-#: the same moves as calling ``playout`` and ``apply`` in a loop (``engine.tiengow_wall.rollout_of``;
-#: ``tests/test_rollouts.py`` plays both from thousands of sampled positions and compares the states;
-#: neither draws from ``rng``)
-rollout = rollout_of(_lead, _follow)
+#: the same moves and draws as calling ``playout`` and ``apply`` in a loop (``engine.tiengow_wall.rollout_of``;
+#: ``tests/test_rollouts.py`` plays both from thousands of sampled positions and compares the states and
+#: the generators)
+rollout = rollout_of(_lead, _follow, PLAYOUT_EXPLORE)
 
 
-def greedy_with(*, middle: bool = True, open_column: float = OPEN_COLUMN) -> tuple[Greedy, Policy, Rollout]:
+def greedy_with(*, middle: bool = True, open_column: float = OPEN_COLUMN,
+                explore: float = PLAYOUT_EXPLORE) -> tuple[Greedy, Policy, Rollout]:
     """``greedy``, ``playout`` and ``rollout`` with other weights, for screening by self-play
     (``bench.variants``: ``greedy_wall``, ``ismcts_wall_playout``): ``middle`` the lead without a sure tile
-    (else the weakest single), ``open_column`` what a column won that is not sure counts.  The defaults are
-    the engine's own; ``middle=False`` is the greedy engine of before 2026-12-06."""
+    (else the weakest single), ``open_column`` what a column won that is not sure counts, ``explore`` the
+    playouts' share of random moves (the greedy engine itself never explores).  The defaults are the
+    engine's own; ``middle=False`` is the greedy engine of before 2026-12-06, and ``middle=False,
+    explore=0`` the playouts of the search of before."""
 
     def lead(state: TienGowWallState, seat: int) -> tuple[int, ...]:
         return _lead(state, seat, middle)
@@ -267,10 +301,7 @@ def greedy_with(*, middle: bool = True, open_column: float = OPEN_COLUMN) -> tup
     def choose(state: TienGowWallState, seat: int, rng: random.Random) -> Move:
         return lead_move(lead(state, seat)) if not state.cols else place_move(follow(state, seat))
 
-    def policy(state: TienGowWallState, rng: random.Random) -> Move:
-        return choose(state, state.turn, rng)
-
-    return cast(Greedy, choose), cast(Policy, policy), rollout_of(lead, follow)
+    return cast(Greedy, choose), _playout_with(explore, lead, follow), rollout_of(lead, follow, explore)
 
 
 def move_class(state: TienGowWallState, move: Move) -> tuple[int, ...]:
