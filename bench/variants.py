@@ -481,6 +481,11 @@ class _PlayoutVariant(IsmctsEngine):
         """The playout policy and its fast path at these parameter values."""
         raise NotImplementedError
 
+    def draws(self, *values: Any) -> bool | None:
+        """Whether the fast path built at these values draws from its generator (``Heuristics.rollout_draws``);
+        ``None``: as the rule set's own rollout."""
+        return None
+
     def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
         found = super().heuristics(state, params)
         if found is None or state.rules.id != self.rules_id:
@@ -489,7 +494,9 @@ class _PlayoutVariant(IsmctsEngine):
         kit = self._kits.get(key)
         if kit is None:
             kit = self._kits[key] = self.build(*key)
-        return replace(found, playout=kit[0], rollout=kit[1])
+        draws = self.draws(*key)
+        return replace(found, playout=kit[0], rollout=kit[1],
+                       rollout_draws=found.rollout_draws if draws is None else draws)
 
 
 class WallPlayout(_PlayoutVariant):
@@ -510,12 +517,10 @@ class WallPlayout(_PlayoutVariant):
         _, policy, rollout = wall.greedy_with(middle=middle, open_column=open_column, explore=explore)
         return policy, rollout
 
-    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
-        found = super().heuristics(state, params)
-        if found is None or state.rules.id != self.rules_id:
-            return found
-        # a rollout that explores draws: the paired root then seeds one generator per world
-        return replace(found, rollout_draws=params["explore"] > 0.0)
+    def draws(self, middle: bool, open_column: float, explore: float) -> bool:
+        # a rollout that explores draws (the paired root then seeds a generator per playout); one that does not,
+        # never (the search of before, with its no-draws guard)
+        return explore > 0.0
 
 
 class TienGowPlayout(_PlayoutVariant):

@@ -923,24 +923,15 @@ def rollout_of(lead: Choice, follow: Choice, explore: float = 0.0) -> Callable[[
         play = st._play
         deals = st.deals  # appended to in place at the end of a game
         deal = len(deals)
+        draw = rng.random  # called only when ``explore`` > 0
         while st.turn >= 0 and len(deals) == deal:
             t = st.turn
-            play(follow(st, t) if st.cols else lead(st, t))
-
-    def exploring(state: State, rng: random.Random) -> None:
-        st = cast(TienGowWallState, state)
-        play = st._play
-        deals = st.deals
-        deal = len(deals)
-        draw = rng.random
-        while st.turn >= 0 and len(deals) == deal:
-            t = st.turn
-            if draw() < explore:
+            if explore > 0.0 and draw() < explore:
                 play(random_faces(st, t, rng))
             else:
                 play(follow(st, t) if st.cols else lead(st, t))
 
-    return exploring if explore > 0.0 else rollout
+    return rollout
 
 
 def random_faces(state: TienGowWallState, seat: Seat, rng: random.Random) -> tuple[int, ...]:
