@@ -22,8 +22,11 @@ information set and the generator (``tests/test_ai_inference.py`` checks: two tr
 observation history give the same decision).
 
 Which rule sets: those with a replay below (``REPLAYS``): Tien Gow, whose deal starts from four known hand
-sizes and no stock, and Kozel, whose round the engine rebuilds from its public history and the world's hands
-(``engine.kozel.round_replay``: which draw brought which tile is the world's, as its slots allow).  Elsewhere
+sizes and no stock, Kozel, whose round the engine rebuilds from its public history and the world's hands
+(``engine.kozel.round_replay``: which draw brought which tile is the world's, as its slots allow), and Tiu U,
+whose part-1 choices the engine records with the table each was made at (``engine.tiuu.part1_replay``: a
+seat's hand then is its hand now plus what it has played since, back to its last draw).  A Tiu U candidate is
+weighed for its hands and handed to the search with the stock's order drawn afresh (``REDRAW``).  Elsewhere
 ``sampler`` returns ``None`` and the search keeps the uniform one.  The
 cost (``K`` replays with a greedy call per other seat's move) is paid inside the decision's time budget.  At
 Tien Gow the greedy model needs no replay: greedy reads only the mover's hand, its situation and its legal
@@ -44,10 +47,12 @@ from typing import Any, cast
 
 from ai.heuristics import kozel as kozel_heuristics
 from ai.heuristics import tiengow as tiengow_heuristics
+from ai.heuristics import tiuu as tiuu_heuristics
 from engine.game import Move, Seat, State
 from engine.kozel import KozelState, round_replay
 from engine.tiengow import DEAD, GROUPS, LEAD, TienGowState, beats_for, hand_names, leads_for, situations
 from engine.tiles import Face
+from engine.tiuu import TiuUState, part1_replay
 
 #: one move of the history as the replay sees it: the state before the move, the mover, and the move
 Step = tuple[State, Seat, Move]
@@ -137,11 +142,31 @@ def _kozel_agrees(state: State, seat: Seat, move: Move) -> bool:
     return score(ks, move) >= max(score(ks, m) for m in state.legal_moves())
 
 
+def _tiuu_score(state: State, move: Move) -> float:
+    """The greedy engine's value of a Tiu U move for the seat to move (``ai.heuristics.tiuu.move_value``)."""
+    st = cast(TiuUState, state)
+    return tiuu_heuristics.move_value(st, st.turn, move)
+
+
+def _tiuu_agrees(state: State, seat: Seat, move: Move) -> bool:
+    """Whether ``move`` is of greedy's best value (greedy draws among equal values)."""
+    del seat  # the mover is the state's player to move
+    return _tiuu_score(state, move) >= max(_tiuu_score(state, m) for m in state.legal_moves())
+
+
 #: rule set id -> (replay of the deal so far, the opponent model's agreement test)
 REPLAYS: dict[str, tuple[Replay, Agrees]] = {
     "tiengow": (_tiengow_replay, _tiengow_agrees),
     # Kozel: the round's plays, as the world holds the hands (engine.kozel.round_replay)
     "kozel": (cast(Replay, round_replay), _kozel_agrees),
+    # Tiu U: the game's part-1 choices, as the world holds the hands (engine.tiuu.part1_replay)
+    "tiuu": (cast(Replay, part1_replay), _tiuu_agrees),
+}
+#: rule set id -> how a candidate world drawn by the sampler is handed to the search (a copy by default).
+#: Tiu U's comes with the face-down stock's order drawn afresh: a candidate is weighed for its hands, no move
+#: tells of the stock's order, and a few fixed orders would let the search play as if it knew the draws
+REDRAW: dict[str, Callable[[State, random.Random], State]] = {
+    "tiuu": lambda world, rng: world.restocked(rng),
 }
 #: rule set id -> the opponent model's placement of a world's hidden tiles (Tien Gow: discards are weakest)
 ARRANGE: dict[str, Callable[[State, Seat], State]] = {
@@ -567,6 +592,7 @@ class SoftmaxModel:
 #: (docs/ai.md, "Inference")
 SOFTMAX_MODELS: dict[str, SoftmaxModel] = {
     "kozel": SoftmaxModel(score=cast(Callable[[State, Move], float], kozel_heuristics.score_move), beta=0.12),
+    "tiuu": SoftmaxModel(score=_tiuu_score, beta=0.07),
 }
 
 
@@ -816,9 +842,11 @@ def sampler(state: State, seat: Seat, worlds: int, eps: float,
         cumulative.append(acc)
     effective = total * total / sum(x * x for x in weights)
     last = len(pool) - 1
+    redraw = REDRAW.get(state.rules.id)
 
     def draw(r: random.Random) -> State:
-        return pool[min(bisect_right(cumulative, r.random() * total), last)].clone()
+        chosen = pool[min(bisect_right(cumulative, r.random() * total), last)]
+        return chosen.clone() if redraw is None else redraw(chosen, r)
 
     return draw, {"candidates": float(len(pool)), "effective": round(effective, 3),
                   "elapsed_ms": round((time.perf_counter() - t0) * 1000.0, 3)}

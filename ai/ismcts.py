@@ -637,7 +637,7 @@ class IsmctsEngine(Engine):
               "'default' (the rule set's measured best: greedy at Kozel, heuristic elsewhere); random where a "
               "rule set has no heuristics", choices=("default", "random", "heuristic", "greedy")),
         Param("inference", bool, True, "shape the sampled worlds by the other seats' moves in this deal under an "
-              "opponent model (ai.inference; rule sets with a replay only: tiengow, kozel); its cost is paid inside "
+              "opponent model (ai.inference; rule sets with a replay only: tiengow, kozel, tiuu); its cost is paid inside "
               "time_ms. With inference_worlds 1 and no inference_mcmc (the defaults) only Tien Gow's worlds change: "
               "each is arranged as the opponent model plays (face-down discards are the weakest tiles); false: "
               "uniform worlds, the search of before 2026-12-07"),
@@ -653,7 +653,7 @@ class IsmctsEngine(Engine):
         Param("inference_model", str, "greedy", "with inference: the opponent model the other seats' moves are "
               "weighed by: 'greedy' (greedy with noise inference_eps), 'search' (chances fitted on the search's "
               "own play, ai.inference.SEARCH_MODELS, tiengow) or 'softmax' (the greedy score at a temperature "
-              "fitted on the search's own play, ai.inference.SOFTMAX_MODELS, kozel)", choices=inference.MODELS),
+              "fitted on the search's own play, ai.inference.SOFTMAX_MODELS, kozel and tiuu)", choices=inference.MODELS),
         Param("opponents", str, "default", "how the search plays other seats' moves inside its tree: 'tree' (UCB "
               "over the tree's statistics, the same whatever the seat holds), 'greedy' (the greedy engine's "
               "choice from the seat's hand in each sampled world), 'default' (the rule set's measured best: "

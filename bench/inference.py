@@ -17,16 +17,18 @@ the search model), with the chain's cost
 per step; means with a 95% interval over the positions, and the paired differences to the arranged worlds.
 The true hands are read here only to score the worlds, never by the sampler.
 
-Kozel (no face-down discards, no arrangement): the positions are kept where the other seat has chosen
-between moves this round, stopped 6 + seed % 14 moves in, and the rows are the uniform worlds and, for each
+Kozel and Tiu U (no face-down discards, no arrangement): the positions are kept where the other seat has
+chosen between moves this round (Tiu U: in part 1 since its last draw, ``engine.tiuu.part1_replay``),
+stopped 6 + seed % 14 moves in, and the rows are the uniform worlds and, for each
 ``--sampler WORLDS:MODEL``, the importance-resampling sampler's worlds (``ai.inference.sampler``, the
 model ``greedy`` with noise 0.5 or ``softmax``) with its paired difference to the uniform ones.
 
 ``--fit``: the model of searching players fitted by maximum likelihood on ``--sets`` deals of the (first)
 ``--engine`` in every seat, seeds from ``--seed``.  Tien Gow: ``ai.inference.SearchModel``
 (``inference_model=search``), the chance of greedy's lead, of a beat where one exists, of the cheapest
-beat, of the weakest discard.  Kozel: the ``beta`` of ``ai.inference.SoftmaxModel``
-(``inference_model=softmax``), with the log-likelihood it gains per decision over uniformly random play.
+beat, of the weakest discard.  Kozel and Tiu U: the ``beta`` of ``ai.inference.SoftmaxModel``
+(``inference_model=softmax``; Tiu U's on the choices of part 1 alone), with the log-likelihood it gains per
+decision over uniformly random play.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import engine
 from ai import inference
 from ai.arena import Spec, decision_seed, lineups
 from engine.game import Move, State
+from engine.tiuu import PART1, TiuUState
 
 
 def _decisions(rules_id: str, lineup: Sequence[Spec], seed: int) -> Iterator[tuple[State, int, Spec, Move]]:
@@ -100,6 +103,8 @@ def scored(rules_id: str, spec: Spec, sets: int, seed: int) -> list[Scored]:
     out = []
     for i in range(sets):
         for state, _mover, _s, move in _decisions(rules_id, lineup, seed + i):
+            if rules_id == "tiuu" and cast(TiuUState, state).phase != PART1:
+                continue  # Tiu U's model scores the choices of part 1 (engine.tiuu.part1_replay) alone
             moves = state.legal_moves()
             if len(moves) > 1:
                 out.append(([score(state, m) for m in moves], moves.index(move)))
@@ -145,10 +150,14 @@ def fit(rows: Sequence[tuple[bool, int]]) -> float:
 
 def _right(world: Any, truth: Any, seat: int) -> float:
     """The share of the other seats' hand tiles of ``world`` that ``truth`` has in the same hand (hands as
-    lists of faces, or Kozel's tile masks)."""
+    lists of faces, Kozel's tile masks, or Tiu U's face counts)."""
     ok = total = 0
+    counts = world.rules.id == "tiuu"
     for p, hand in enumerate(world.hands):
-        if p != seat and isinstance(hand, int):
+        if p != seat and counts:
+            total += sum(hand)
+            ok += sum(map(min, hand, truth.hands[p]))
+        elif p != seat and isinstance(hand, int):
             total += hand.bit_count()
             ok += (hand & truth.hands[p]).bit_count()
         elif p != seat:
@@ -256,10 +265,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --placement: a Metropolis chain to measure, under the greedy model with noise EPS "
                         "or (EPS 'search') the search model; repeat (default 400:0.1)")
     p.add_argument("--sampler", action="append", default=[], metavar="WORLDS:MODEL",
-                   help="with --placement at Kozel: the importance-resampling sampler to measure, WORLDS candidates "
+                   help="with --placement at Kozel or Tiu U: the importance-resampling sampler to measure, WORLDS candidates "
                         "under MODEL (greedy or softmax); repeat (default 200:softmax)")
     p.add_argument("--fit", action="store_true",
-                   help="fit the model of searching players (Tien Gow: ai.inference.SearchModel; Kozel: the "
+                   help="fit the model of searching players (Tien Gow: ai.inference.SearchModel; Kozel, Tiu U: the "
                         "softmax model's beta) on deals of the first --engine in every seat")
     a = p.parse_args(argv)
     specs = tuple(Spec.parse(t) for t in a.engine)

@@ -63,7 +63,7 @@ it) and ``rollout_of(playout, explore=, growth=, growth_stock=)`` (the policy pl
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import lt, mul, sub
 from typing import Any, cast
@@ -199,6 +199,11 @@ _ARITY = {"capture": 2, "take": 2, "triple": 1, "fourth": 1}
 #: phases
 PART1, CHOOSE, OVER = 0, 1, 2
 
+#: one part-1 move of the game's public record (``TiuUState.history``): the mover, the move's code
+#: ``(kind, a, b)``, and the table it was chosen at: the pool, the played copies, the face-up stacks' counts
+#: and faces (oldest first) and the stock's size, each as it was before the move
+Part1 = tuple[Seat, int, int, int, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], int]
+
 
 #: no face capped: ``caps`` entries below it can bind
 _UNCAPPED: tuple[int, ...] = (NO_CAP,) * NF
@@ -267,7 +272,7 @@ class TiuUState(State):
     move_fields = State.move_fields | {"hand", "pool", "flipped"}
 
     __slots__ = ("caps", "catches", "classic", "deals", "down", "dpos", "extra", "first", "game", "games",
-                 "hands", "hsize", "known", "match", "nstock", "options", "pending", "phase", "played",
+                 "hands", "history", "hsize", "known", "match", "nstock", "options", "pending", "phase", "played",
                  "players", "points", "pool", "seed", "turn", "upc", "upf")
 
     players: int
@@ -295,6 +300,8 @@ class TiuUState(State):
     nstock: int
     known: list[list[int]]
     caps: list[list[int]]
+    #: the current game's part-1 moves, public, each with the table it was chosen at (``Part1``)
+    history: tuple[Part1, ...]
     points: list[int]
     deals: list[dict[str, Any]]
 
@@ -354,6 +361,7 @@ class TiuUState(State):
         st.nstock = len(st.down) + sum(st.upc)
         st.known = [[0] * NF for _ in range(players)]
         st.caps = [[NO_CAP] * NF for _ in range(players)]
+        st.history = ()
         return st
 
     def _deal(self, game: int, first: int, log: list[Event] | None) -> None:
@@ -389,6 +397,7 @@ class TiuUState(State):
         # after the mandatory 6-6 pairs every hand holds at most one 6-6, and everyone knows it
         caps[HEAVEN] = 1
         self.caps = [caps[:] for _ in range(n)]
+        self.history = ()
         if log is not None:
             log.append(event("deal", None, {s: {"hand": _names(self.hands[s])} for s in range(n)},
                              game=game + 1, first=first, pool=_names(self.pool),
@@ -415,6 +424,8 @@ class TiuUState(State):
             "catches": [c[:] for c in self.catches], "down": list(self.down[self.dpos:]),
             "stacks": [[f, self.upc[f]] for f in self.upf],
             "known": [k[:] for k in self.known], "caps": [c[:] for c in self.caps],
+            "history": [[s, k, a, b, list(pool), list(played), list(upc), list(upf), nstock]
+                        for s, k, a, b, pool, played, upc, upf, nstock in self.history],
             "points": self.points[:], "deals": [dict(d) for d in self.deals],
         }
 
@@ -443,6 +454,11 @@ class TiuUState(State):
                 st.upc[int(f)] = int(k)
             st.known = [[int(x) for x in k] for k in d["known"]]
             st.caps = [[int(x) for x in c] for c in d["caps"]]
+            # states stored before the history was kept have none: inference then has nothing to weigh
+            st.history = tuple((int(s), int(k), int(a), int(b), tuple(int(x) for x in pool),
+                                tuple(int(x) for x in played), tuple(int(x) for x in upc),
+                                tuple(int(x) for x in upf), int(nstock))
+                               for s, k, a, b, pool, played, upc, upf, nstock in d.get("history", ()))
             st.points = [int(x) for x in d["points"]]
             st.deals = [dict(x) for x in d["deals"]]
         except (KeyError, TypeError, ValueError, IndexError) as e:
@@ -482,6 +498,7 @@ class TiuUState(State):
         c.nstock = self.nstock
         c.known = [k[:] for k in self.known]
         c.caps = [k[:] for k in self.caps]
+        c.history = self.history  # a tuple, replaced on every record: shared
         c.points = self.points[:]
         c.deals = self.deals[:]  # finished summaries are never mutated
         return c
@@ -524,6 +541,10 @@ class TiuUState(State):
     def _apply(self, move: Move, log: list[Event] | None = None) -> None:
         kind, a, b = move.code
         seat = self.turn
+        if self.phase == PART1 and not self.halt_at_deal_end:
+            # the public record of part 1 (a search's own sample keeps none: it never reads it)
+            self.history += ((seat, kind, a, b, tuple(self.pool), tuple(self.played), tuple(self.upc),
+                              tuple(self.upf), self.nstock),)
         if kind == CAPTURE:
             self._out_of_hand(seat, a)
             self.pool[b] -= 1
@@ -1024,5 +1045,60 @@ def rollout_of(playout: Policy, *, explore: float, growth: int, growth_stock: in
     return rollout
 
 
+def _part1_move(kind: int, a: Face, b: Face) -> Move:
+    if kind == CAPTURE:
+        return CAPTURE_MOVES[a][b]
+    if kind == TRIPLE:
+        return TRIPLE_MOVES[a]
+    if kind == FOURTH:
+        return FOURTH_MOVES[a]
+    return FLIP_MOVE
+
+
+def part1_replay(world: State) -> Iterator[tuple[TiuUState, Seat, Move]]:
+    """The current game's part-1 moves (``history``) as ``world``'s hands have them: for each, the position
+    it was chosen at (one state, rewritten for every step: valid until the next), the mover and the move,
+    oldest first -- what inference scores the other seats' choices on (``ai.inference``).
+
+    A seat's hand at an earlier move is its hand now plus the tiles it has played from hand since (a
+    capture's hand tile, the tile that triples or completes a face-up stack): hands only grow by the three
+    tiles of tripling and of the seed's fourth tile, whose hidden ones the world cannot place in time.  So a
+    seat's moves are given back to its last such draw, not before it (the drawing move itself neither).  The
+    table of each move is the public record's; the rest of the position is ``world``'s now, which part 1's
+    legality (``part1_moves``) and the heuristics' values do not read."""
+    w = cast(TiuUState, world)
+    hist = w.history
+    if not hist:
+        return
+    hands = [h[:] for h in w.hands]
+    open_seats = [True] * w.players
+    steps: list[tuple[int, list[int]]] = []
+    for i in range(len(hist) - 1, -1, -1):
+        s, kind, a, _b = hist[i][:4]
+        if not open_seats[s]:
+            continue
+        if kind == TRIPLE or (kind == FOURTH and not w.classic):
+            open_seats[s] = False
+            continue
+        if kind != FLIP:
+            hands[s][a] += 1
+        steps.append((i, hands[s][:]))
+    before = w.clone()
+    before.phase = PART1
+    before.pending = -1
+    for i, hand in reversed(steps):
+        s, kind, a, b, pool, played, upc, upf, nstock = hist[i]
+        before.turn = s
+        before.hands[s] = hand
+        before.hsize[s] = sum(hand)
+        before.pool = list(pool)
+        before.played = list(played)
+        before.upc = list(upc)
+        before.upf = list(upf)
+        before.nstock = nstock
+        yield before, s, _part1_move(kind, a, b)
+
+
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("CAPTURE", "FISH", "FLIP", "FOURTH", "TAKE", "TRIPLE", "TiuUState", "part1_moves", "rollout_of")
+SEARCH_KIT = ("CAPTURE", "FISH", "FLIP", "FOURTH", "TAKE", "TRIPLE", "TiuUState", "part1_moves", "part1_replay",
+              "rollout_of")

@@ -107,6 +107,53 @@ def test_kozel_states_with_the_same_observation_history_get_the_same_inferred_de
                                     random.Random(f"inference/kozel/{model}"))
 
 
+def _tiuu_game(seed: int, moves: int) -> State:
+    """A two-player Tiu U game ``moves`` moves in (fewer where it ends first), both seats playing greedy."""
+    state = engine.new_game("tiuu", players=2, seed=seed)
+    for ply in range(moves):
+        if state.finished:
+            break
+        state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ply).move)
+    return state
+
+
+def _tiuu_games(count: int) -> list[State]:
+    """Tiu U games in which another seat than the one to move has made a part-1 choice the replay scores."""
+    return _found(count, lambda seed: _tiuu_game(seed, 4 + seed % 8), lambda state: not state.finished and any(
+        mover != state.to_move and len(before.legal_moves()) > 1
+        for before, mover, _m in inference.REPLAYS["tiuu"][0](state)))
+
+
+@pytest.mark.parametrize("model", ["greedy", "softmax"])
+def test_tiuu_states_with_the_same_observation_history_get_the_same_inferred_decision(model):
+    # the fair-AI rule at Tiu U, whose inference scores the other seat's part-1 choices on the game's public
+    # record (engine.tiuu.part1_replay): the other true state deals the other hand and the stock afresh
+    # (within what every flip showed), and the decision and both statistics are identical
+    _assert_same_inferred_decisions(_tiuu_games(4), {**INFER, "inference_model": model},
+                                    random.Random(f"inference/tiuu/{model}"))
+
+
+def test_tiuu_worlds_are_weighed_for_their_hands_and_handed_over_with_the_stock_drawn_afresh():
+    # a candidate is weighed for its hands; the order of the stock, which no move tells of, is drawn for
+    # every world the search takes (ai.inference.REDRAW): one candidate gives many stock orders
+    state = _tiuu_games(1)[0]
+    seat = state.to_move
+    made = inference.sampler(state, seat, 1, 0.0, random.Random(1), model="softmax")
+    assert made is None  # one candidate: nothing to weigh
+    made = inference.sampler(state, seat, 3, 0.0, random.Random(1), model="softmax")
+    assert made is not None
+    draw, stats = made
+    r = random.Random(2)
+    worlds = [draw(r) for _ in range(60)]
+    assert stats["candidates"] == 3.0
+    assert 1 < len({tuple(tuple(h) for h in w.hands) for w in worlds}) <= 3
+    by_hands: dict = {}
+    for w in worlds:
+        assert w.view(seat) == state.view(seat)
+        by_hands.setdefault(tuple(tuple(h) for h in w.hands), set()).add(w.down[w.dpos:])
+    assert max(len(orders) for orders in by_hands.values()) > 1
+
+
 def test_kozel_worlds_that_explain_greedy_opponents_weigh_more_than_the_others():
     # against an opponent that really plays greedy, the true round agrees with greedy at every choice while
     # other worlds of the information set do not; the weighted sampler's worlds explain the opponent's moves
@@ -286,9 +333,11 @@ def test_inference_weighs_nothing_before_another_seat_has_moved_or_without_a_rep
     assert "inference" not in d.stats
     kozel = engine.new_game("kozel", players=2, seed=3)
     assert inference.sampler(kozel, kozel.to_move, 8, 0.5, random.Random(1)) is None
-    tiuu = engine.new_game("tiuu", players=2, seed=3)  # no replay: the uniform worlds
-    tiuu.apply(tiuu.legal_moves()[0])
-    assert inference.sampler(tiuu, tiuu.to_move, 8, 0.5, random.Random(1)) is None
+    tiuu = engine.new_game("tiuu", players=2, seed=3)
+    assert inference.sampler(tiuu, tiuu.to_move, 8, 0.0, random.Random(1), model="softmax") is None
+    wall = engine.new_game("tiengow_wall", players=4, seed=3)  # no replay: the uniform worlds
+    wall.apply(wall.legal_moves()[0])
+    assert inference.sampler(wall, wall.to_move, 8, 0.5, random.Random(1)) is None
 
 
 def test_the_inference_is_paid_inside_the_time_budget():

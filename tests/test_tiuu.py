@@ -528,3 +528,83 @@ def test_heuristics_take_the_most_valuable_fish_and_play_legal_moves():
         m = h.playout(game, rng)
         assert m in game.legal_moves()
         game.apply(m)
+
+
+# ------------------------------------------------------------------ the public record of part 1
+
+def _played_with_snapshots(players: int, seed: int, options: dict | None = None):
+    """A game played by uniformly random moves to its end, with each part-1 move's mover, move, and the true
+    hands and table before it."""
+    from engine.tiuu import PART1
+
+    st = engine.new_game("tiuu", players=players, seed=seed, options=options or {})
+    assert isinstance(st, TiuUState)
+    rng = random.Random(seed)
+    seen = []
+    while not st.finished and st.deals_done == 0:
+        move = rng.choice(st.legal_moves())
+        if st.phase == PART1:
+            seen.append((st.turn, move, [h[:] for h in st.hands], st.pool[:], st.nstock, len(st.history)))
+        st.apply(move)
+        if not st.finished and st.deals_done == 0:
+            yield st, seen
+
+
+@pytest.mark.parametrize(("players", "options"), [(2, {}), (3, {}), (2, {"profile": "classic"})])
+def test_every_part1_move_is_recorded_publicly_with_the_table_it_was_chosen_at(players, options):
+    # docs/rules/tiuu.md, hidden information: every move of a turn's part 1 is seen by all (a capture shows
+    # both tiles, tripling and the fourth tile their face, a flip that nothing was played); the engine keeps
+    # the game's record of them for inference, and a round trip through the stored form keeps it
+    for seed in range(6):
+        for st, seen in _played_with_snapshots(players, seed, options):
+            assert len(st.history) == len(seen)
+            for record, (mover, move, _hands, pool, nstock, index) in zip(st.history, seen, strict=True):
+                assert len(st.history[:index]) == index
+                assert record[0] == mover and record[1:4] == move.code
+                assert list(record[4]) == pool and record[8] == nstock
+        assert TiuUState.from_dict(st.to_dict()).history == st.history
+
+
+def test_the_record_starts_afresh_with_each_game_and_a_search_sample_keeps_none():
+    st = engine.new_game("tiuu", players=2, seed=4, options={"games": 2})
+    rng = random.Random(4)
+    while st.deals_done == 0:
+        st.apply(rng.choice(st.legal_moves()))
+    assert st.history == ()  # the second game has just been dealt
+    st.apply(st.legal_moves()[0])
+    assert len(st.history) == 1
+    sample = st.clone()
+    sample.stop_after_deal()
+    sample.apply(sample.legal_moves()[0])
+    assert sample.history == st.history
+    # a state stored before the record was kept reads as one without a record
+    stored = st.to_dict()
+    del stored["history"]
+    assert TiuUState.from_dict(stored).history == ()
+
+
+@pytest.mark.parametrize(("players", "options"), [(2, {}), (3, {}), (2, {"profile": "classic"})])
+def test_the_part1_replay_rebuilds_each_hand_back_to_the_seats_last_draw(players, options):
+    # engine.tiuu.part1_replay: a seat's hand at an earlier part-1 move is its hand now plus what it played
+    # from hand since, up to its last tripling or (seed) fourth tile, whose drawn tiles no world can place in
+    # time; the replayed positions have that hand and the recorded table, and the move is legal there
+    from engine.tiuu import FOURTH, TRIPLE, part1_replay
+
+    replayed = skipped = 0
+    for seed in range(8):
+        for st, seen in _played_with_snapshots(players, seed, options):
+            last_draw = {}
+            for i, (mover, move, _h, _p, _n, _i) in enumerate(seen):
+                if move.code[0] == TRIPLE or (move.code[0] == FOURTH and not st.classic):
+                    last_draw[mover] = i
+            expected = [i for i, (mover, *_rest) in enumerate(seen) if i > last_draw.get(mover, -1)]
+            steps = [(before.turn, before.hands[mover][:], before.pool[:], before.nstock, mover, move,
+                      move in before.legal_moves()) for before, mover, move in part1_replay(st)]
+            assert len(steps) == len(expected)
+            skipped += len(seen) - len(expected)
+            for i, (turn, hand, pool, nstock, mover, move, legal) in zip(expected, steps, strict=True):
+                s_mover, s_move, s_hands, s_pool, s_nstock, _index = seen[i]
+                assert (turn, mover, move) == (s_mover, s_mover, s_move)
+                assert hand == s_hands[mover] and pool == s_pool and nstock == s_nstock and legal
+                replayed += 1
+    assert replayed > 100 and skipped > 0
