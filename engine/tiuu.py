@@ -53,11 +53,14 @@ per-seat bounds: ``known`` (tiles a seat drew from a face-up stack) and ``caps``
 face the unknown part of a hand can hold: at most one 6-6 after the opening pairs; none of any face that
 would have allowed a capture, tripling or fourth-tile move when the seat played ``flip`` with tiles in
 hand under the seed's compulsory capture; relaxed by one per hidden tile drawn).  ``determinize``
-resamples exactly the unseen tiles under these bounds.
+resamples exactly the unseen tiles under these bounds.  What a seat *chose* is public too: ``history``
+records the game's part-1 moves with the table each was chosen at (``Part1``), for inference to weigh
+worlds by (``part1_replay``); a search's own sample keeps no record.
 
 Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
 protocol -- the move kinds and ``FISH``, ``part1_moves`` (part 1's legality, the one function that decides
-it) and ``rollout_of(playout, explore=, growth=, growth_stock=)`` (the policy played to the end of the game).
+it), ``rollout_of(playout, explore=, growth=, growth_stock=)`` (the policy played to the end of the game)
+and ``part1_replay`` (the game's part-1 choices as a world holds the hands, for inference).
 """
 
 from __future__ import annotations
@@ -216,6 +219,18 @@ def _within(tiles: list[Face], cap: Sequence[int]) -> bool:
 
 def _names(counts: Sequence[int]) -> list[str]:
     return [CF_NAME[f] for f in FACES for _ in range(counts[f])]
+
+
+def _digits(counts: Sequence[int]) -> str:
+    """A face-count vector (every count 0-4) as a string of 21 digits: the stored form of the record."""
+    return "".join(map(str, counts))
+
+
+def _undigits(text: str) -> tuple[int, ...]:
+    counts = tuple(map(int, text))
+    if len(counts) != NF:
+        raise ValueError(f"a count vector has {NF} digits, not {len(counts)}")
+    return counts
 
 
 def _counts(names: Sequence[str]) -> list[int]:
@@ -424,7 +439,8 @@ class TiuUState(State):
             "catches": [c[:] for c in self.catches], "down": list(self.down[self.dpos:]),
             "stacks": [[f, self.upc[f]] for f in self.upf],
             "known": [k[:] for k in self.known], "caps": [c[:] for c in self.caps],
-            "history": [[s, k, a, b, list(pool), list(played), list(upc), list(upf), nstock]
+            # a face's count is 0-4, so each count vector is stored as a string of 21 digits
+            "history": [[s, k, a, b, _digits(pool), _digits(played), _digits(upc), list(upf), nstock]
                         for s, k, a, b, pool, played, upc, upf, nstock in self.history],
             "points": self.points[:], "deals": [dict(d) for d in self.deals],
         }
@@ -455,8 +471,7 @@ class TiuUState(State):
             st.known = [[int(x) for x in k] for k in d["known"]]
             st.caps = [[int(x) for x in c] for c in d["caps"]]
             # states stored before the history was kept have none: inference then has nothing to weigh
-            st.history = tuple((int(s), int(k), int(a), int(b), tuple(int(x) for x in pool),
-                                tuple(int(x) for x in played), tuple(int(x) for x in upc),
+            st.history = tuple((int(s), int(k), int(a), int(b), _undigits(pool), _undigits(played), _undigits(upc),
                                 tuple(int(x) for x in upf), int(nstock))
                                for s, k, a, b, pool, played, upc, upf, nstock in d.get("history", ()))
             st.points = [int(x) for x in d["points"]]
