@@ -454,6 +454,19 @@ def _assert_placement_rows(rows: dict[str, list[float]], positions: int, shares:
     assert _right(state.determinize(state.to_move, random.Random(1)), state, state.to_move) < 1.0
 
 
+def test_the_placement_bench_scores_tiuu_worlds_by_their_face_counts():
+    # bench inference tiuu --placement: Tiu U's hands are face counts; the share counts the copies of each
+    # face the world and the truth both put in the other hand (a world dealt the true hand scores 1)
+    from ai.arena import Spec
+    from bench.inference import placement
+
+    rows = placement("tiuu", Spec.parse("greedy"), 3, [], [(16, "softmax")])
+    state = _tiuu_games(1)[0]
+    _assert_placement_rows(rows, 3, ("uniform", "sampler 16 softmax"), "sampler 16 softmax", "uniform", state)
+    # the shares of uniform worlds are those of the unseen copies, not near 1 as counts compared as faces made them
+    assert sum(rows["uniform"]) / 3 < 0.9
+
+
 def test_the_search_models_chances_of_a_positions_moves_sum_to_one():
     # the model of searching players (ai.inference.SearchModel) is a distribution over the legal moves at
     # every position -- leads, follows with and without a beat, ties among favourites included -- so a world
