@@ -556,7 +556,7 @@ class TiuUState(State):
     def _apply(self, move: Move, log: list[Event] | None = None) -> None:
         kind, a, b = move.code
         seat = self.turn
-        if self.phase == PART1 and not self.halt_at_deal_end:
+        if not self.halt_at_deal_end and self.phase == PART1:
             # the public record of part 1 (a search's own sample keeps none: it never reads it)
             self.history += ((seat, kind, a, b, tuple(self.pool), tuple(self.played), tuple(self.upc),
                               tuple(self.upf), self.nstock),)
