@@ -49,10 +49,10 @@ from ai.heuristics import kozel as kozel_heuristics
 from ai.heuristics import tiengow as tiengow_heuristics
 from ai.heuristics import tiuu as tiuu_heuristics
 from engine.game import Move, Seat, State
-from engine.kozel import KozelState, round_replay
+from engine.kozel import round_replay
 from engine.tiengow import DEAD, GROUPS, LEAD, TienGowState, beats_for, hand_names, leads_for, situations
 from engine.tiles import Face
-from engine.tiuu import TiuUState, part1_replay
+from engine.tiuu import PART1, TiuUState, part1_replay
 
 #: one move of the history as the replay sees it: the state before the move, the mover, and the move
 Step = tuple[State, Seat, Move]
@@ -133,13 +133,15 @@ def _strength(f: Face) -> tuple[float, int]:
 _STRENGTH_AT = {f: i for i, f in enumerate(sorted(range(len(tiengow_heuristics.POWER)), key=_strength))}.__getitem__
 
 
-def _kozel_agrees(state: State, seat: Seat, move: Move) -> bool:
-    """Whether ``move`` plays like the greedy heuristic's choice: a move of greedy's best score (greedy
-    draws among equal scores, so any of them is its choice)."""
-    del seat  # the mover is the state's player to move
-    score = kozel_heuristics.score_move
-    ks = cast(KozelState, state)
-    return score(ks, move) >= max(score(ks, m) for m in state.legal_moves())
+def _of_best_score(score: Callable[[State, Move], float]) -> Agrees:
+    """The agreement test of a greedy heuristic that plays a move of the best ``score`` (drawing among equal
+    scores, so any of them is its choice)."""
+
+    def agrees(state: State, seat: Seat, move: Move) -> bool:
+        del seat  # the mover is the state's player to move
+        return score(state, move) >= max(score(state, m) for m in state.legal_moves())
+
+    return agrees
 
 
 def _tiuu_score(state: State, move: Move) -> float:
@@ -148,19 +150,17 @@ def _tiuu_score(state: State, move: Move) -> float:
     return tiuu_heuristics.move_value(st, st.turn, move)
 
 
-def _tiuu_agrees(state: State, seat: Seat, move: Move) -> bool:
-    """Whether ``move`` is of greedy's best value (greedy draws among equal values)."""
-    del seat  # the mover is the state's player to move
-    return _tiuu_score(state, move) >= max(_tiuu_score(state, m) for m in state.legal_moves())
+#: Kozel's greedy score of a move (``ai.heuristics.kozel.score_move``), as a function of any state
+_kozel_score = cast(Callable[[State, Move], float], kozel_heuristics.score_move)
 
 
 #: rule set id -> (replay of the deal so far, the opponent model's agreement test)
 REPLAYS: dict[str, tuple[Replay, Agrees]] = {
     "tiengow": (_tiengow_replay, _tiengow_agrees),
     # Kozel: the round's plays, as the world holds the hands (engine.kozel.round_replay)
-    "kozel": (cast(Replay, round_replay), _kozel_agrees),
+    "kozel": (cast(Replay, round_replay), _of_best_score(_kozel_score)),
     # Tiu U: the game's part-1 choices, as the world holds the hands (engine.tiuu.part1_replay)
-    "tiuu": (cast(Replay, part1_replay), _tiuu_agrees),
+    "tiuu": (cast(Replay, part1_replay), _of_best_score(_tiuu_score)),
 }
 #: rule set id -> how a candidate world drawn by the sampler is handed to the search (a copy by default).
 #: Tiu U's comes with the face-down stock's order drawn afresh: a candidate is weighed for its hands, no move
@@ -584,6 +584,8 @@ class SoftmaxModel:
 
     score: Callable[[State, Move], float]
     beta: float
+    #: which positions the model is fitted on and scores (the rule set's replay yields only these)
+    scores: Callable[[State], bool] = lambda state: True
 
 
 #: rule set id -> the fitted softmax model of searching players: ``tilehouse bench inference kozel --fit
@@ -592,8 +594,9 @@ class SoftmaxModel:
 #: Tiu U's on part-1 choices: ``tilehouse bench inference tiuu --fit --engine ismcts:iterations=800,time_ms=600000
 #: --sets 30 --seed 70001`` (325 decisions) fits 0.07 (docs/ai.md, "Inference")
 SOFTMAX_MODELS: dict[str, SoftmaxModel] = {
-    "kozel": SoftmaxModel(score=cast(Callable[[State, Move], float], kozel_heuristics.score_move), beta=0.12),
-    "tiuu": SoftmaxModel(score=_tiuu_score, beta=0.07),
+    "kozel": SoftmaxModel(score=_kozel_score, beta=0.12),
+    # Tiu U's replay scores part 1's choices alone (engine.tiuu.part1_replay)
+    "tiuu": SoftmaxModel(score=_tiuu_score, beta=0.07, scores=lambda state: cast(TiuUState, state).phase == PART1),
 }
 
 

@@ -47,7 +47,6 @@ import engine
 from ai import inference
 from ai.arena import Spec, decision_seed, lineups
 from engine.game import Move, State
-from engine.tiuu import PART1, TiuUState
 
 
 def _decisions(rules_id: str, lineup: Sequence[Spec], seed: int) -> Iterator[tuple[State, int, Spec, Move]]:
@@ -98,13 +97,14 @@ Scored = tuple[list[float], int]
 def scored(rules_id: str, spec: Spec, sets: int, seed: int) -> list[Scored]:
     """Every decision with a real choice in ``sets`` deals of ``spec`` in every seat (seeds from ``seed``,
     decisions seeded as the arena seeds them), scored by the rule set's softmax model on the true position."""
-    score = inference.SOFTMAX_MODELS[rules_id].score
+    model = inference.SOFTMAX_MODELS[rules_id]
+    score = model.score
     lineup = [spec] * engine.RULES[rules_id].default_players
     out = []
     for i in range(sets):
         for state, _mover, _s, move in _decisions(rules_id, lineup, seed + i):
-            if rules_id == "tiuu" and cast(TiuUState, state).phase != PART1:
-                continue  # Tiu U's model scores the choices of part 1 (engine.tiuu.part1_replay) alone
+            if not model.scores(state):
+                continue  # a position the model does not score (Tiu U: part 2's choices)
             moves = state.legal_moves()
             if len(moves) > 1:
                 out.append(([score(state, m) for m in moves], moves.index(move)))

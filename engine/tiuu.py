@@ -58,7 +58,7 @@ records the game's part-1 moves with the table each was chosen at (``Part1``), f
 worlds by (``part1_replay``); a search's own sample keeps no record.
 
 Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
-protocol -- the move kinds and ``FISH``, ``part1_moves`` (part 1's legality, the one function that decides
+protocol -- the move kinds, ``PART1`` (part 1's phase) and ``FISH``, ``part1_moves`` (part 1's legality, the one function that decides
 it), ``rollout_of(playout, explore=, growth=, growth_stock=)`` (the policy played to the end of the game)
 and ``part1_replay`` (the game's part-1 choices as a world holds the hands, for inference).
 """
@@ -1115,5 +1115,5 @@ def part1_replay(world: State) -> Iterator[tuple[TiuUState, Seat, Move]]:
 
 
 #: the names ``ai/`` may use of this module besides the ``State`` protocol: the search kit
-SEARCH_KIT = ("CAPTURE", "FISH", "FLIP", "FOURTH", "TAKE", "TRIPLE", "TiuUState", "part1_moves", "part1_replay",
-              "rollout_of")
+SEARCH_KIT = ("CAPTURE", "FISH", "FLIP", "FOURTH", "PART1", "TAKE", "TRIPLE", "TiuUState", "part1_moves",
+              "part1_replay", "rollout_of")
