@@ -195,8 +195,9 @@ def test_a_worker_killed_with_sigkill_leaves_no_orphan_process_and_no_scheduler_
     worker = start_worker(env, tmp_path / "worker.log")
     try:
         _wait("the scheduler took its locks", lambda: all(conn.exists(k) for k in LOCKS), 30)
+        # RQ takes the locks in the worker, then starts the scheduler's process: it may not be there yet
+        _wait("the worker runs its scheduler in a child process", lambda: _children(worker.pid), 30)
         children = _children(worker.pid)
-        assert children, "the worker runs its scheduler in a child process"
         worker.send_signal(signal.SIGKILL)
         worker.wait(timeout=10)
         _wait("the scheduler child ended", lambda: not any(_running(pid) for pid in children), 10)
