@@ -13,13 +13,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "arena": ("ai.arena_cli:main", "play duplicate matches between AI engines and report their strength"),
     "margins": ("ai.arena_cli:margins_main", "pool arena reports' per-set margins, or compare two on the same seeds"),
     "replay": ("engine.replay:main", "check that a replay file (GET /v1/games/{id}/replay) reproduces its match"),
-    "bench": ("", "benchmarks: engine | ai | http | streams | fairness | memory | soak | capacity | inference | variants"
+    "bench": ("", "benchmarks: engine | ai | http | streams | fairness | memory | soak | capacity | inference | regret | variants"
               " | kozel-value"),
 }
 BENCHES = {"engine": "bench.engine:main", "ai": "bench.ai:main", "http": "bench.http:main",
            "streams": "bench.streams:main", "fairness": "bench.fairness:main",
            "memory": "bench.memory:main", "soak": "bench.soak:main", "capacity": "bench.capacity:main",
-           "inference": "bench.inference:main", "variants": "bench.variants:main",
+           "inference": "bench.inference:main", "regret": "bench.regret:main",
+           "variants": "bench.variants:main",
            "kozel-value": "bench.kozel_value:main"}
 
 
