@@ -56,8 +56,9 @@ def reference_seed(set_seed: int, ply: int) -> int:
 
 
 def reference_values(state: State, seat: int, iterations: int, seed: int) -> dict[str, float]:
-    """Each legal move's mean payoff change for ``seat`` under the reference search (a move it never tried,
-    which ``root=uniform`` avoids once the iterations reach the moves, is left out)."""
+    """Each legal move's mean payoff change for ``seat`` under the reference search.  ``root=uniform`` tries
+    every root move once the iterations reach the moves; a rule set with a paired root (the wall game)
+    values one move per class, and ``regrets`` refuses a move left without a value."""
     found = ai.decide("ismcts", state, seat, {**REFERENCE, "iterations": iterations}, seed=seed)
     return {c["move"]: c["mean_payoff"] for c in found.stats["candidates"] if c["mean_payoff"] is not None}
 
@@ -95,8 +96,11 @@ def regrets(records: Sequence[dict[str, Any]], spec: Spec, repeats: int) -> list
         for k in range(repeats):
             move = ai.decide(spec.engine, state, r["seat"], dict(spec.params),
                              seed=decision_seed(r["set"], r["ply"]) * 31 + k).move
-            # a move the reference never tried counts as its worst tried one
-            lost += best - values.get(move.id, min(values.values()))
+            if move.id not in values:
+                # the reference values every legal move (root=uniform, iterations beyond the moves) but in a
+                # rule set whose root is paired (the wall game: one move per class), which this bench cannot judge
+                raise ValueError(f"the reference did not value {move.id} at set {r['set']} ply {r['ply']}")
+            lost += best - values[move.id]
         out.append(lost / repeats)
     return out
 

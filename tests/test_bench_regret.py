@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from api_support import ROOT
 
 import ai
@@ -78,3 +79,13 @@ def test_command_writes_the_positions_and_judges_engines_on_them_paired(tmp_path
                            text=True, timeout=300, check=True)
     assert [json.loads(line) for line in again.stdout.splitlines()] == rows
     assert rows[0]["positions"] == len(out.read_text().splitlines())
+
+
+def test_a_move_the_reference_did_not_value_is_refused_not_guessed() -> None:
+    """A rule set whose root is paired (the wall game) values one move per class: the bench must not judge
+    a move it has no value for (here a Tiu U record with all but one value taken away)."""
+    record = dict(_positions(1)[0])
+    kept = next(iter(record["values"]))
+    record["values"] = {kept: record["values"][kept]}
+    with pytest.raises(ValueError, match="did not value"):
+        regret.regrets([record], Spec.parse("random"), repeats=20)
