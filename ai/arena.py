@@ -40,6 +40,7 @@ import engine
 from ai import REFERENCE_ENGINES, arena_engine, decide_on_true_state
 from ai import decide as ai_decide
 from ai.ismcts import settle_gc
+from engine.game import Move, State
 
 #: two-sided 95% Student t quantiles for 1..30 degrees of freedom (beyond: the normal 1.96)
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -126,6 +127,24 @@ class Job:
 def decision_seed(set_seed: int, ply: int) -> int:
     # distinct, reproducible seeds per decision; the same in every rotation, so engines meet the same luck
     return (set_seed * 1_000_003 + ply) % (1 << 62)
+
+
+def deal_decisions(rules_id: str, lineup: Sequence[Spec], seed: int) -> Iterator[tuple[State, int, Spec, Move]]:
+    """Every decision of one deal (``seed``) with ``lineup`` in the seats, as the arena plays it
+    (``ai.decide``, decisions seeded from the set and the move number): the position before the move (valid
+    until the next step), the mover, its engine and the move.  For the benches that study decisions
+    (``tilehouse bench inference``, ``tilehouse bench regret``)."""
+    state = engine.new_game(rules_id, players=len(lineup), seed=seed)
+    deal = state.deals_done
+    ply = 0
+    while not state.finished and state.deals_done == deal:
+        mover = state.to_move
+        assert mover is not None
+        spec = lineup[mover]
+        move = ai_decide(spec.engine, state, mover, dict(spec.params), decision_seed(seed, ply)).move
+        yield state, mover, spec, move
+        state.apply(move)
+        ply += 1
 
 
 def play_set(job: Job) -> dict[str, Any]:

@@ -39,31 +39,13 @@ import math
 import random
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 import ai
 import engine
 from ai import inference
-from ai.arena import Spec, decision_seed, lineups
-from engine.game import Move, State
-
-
-def _decisions(rules_id: str, lineup: Sequence[Spec], seed: int) -> Iterator[tuple[State, int, Spec, Move]]:
-    """Every decision of one deal (``seed``) with ``lineup`` in the seats, as the arena plays it
-    (``ai.decide``, decisions seeded from the set and the move number): the position before the move (valid
-    until the next step), the mover, its engine and the move."""
-    state = engine.new_game(rules_id, players=len(lineup), seed=seed)
-    deal = state.deals_done
-    ply = 0
-    while not state.finished and state.deals_done == deal:
-        mover = state.to_move
-        assert mover is not None
-        spec = lineup[mover]
-        move = ai.decide(spec.engine, state, mover, dict(spec.params), decision_seed(seed, ply)).move
-        yield state, mover, spec, move
-        state.apply(move)
-        ply += 1
+from ai.arena import Spec, deal_decisions, lineups
 
 
 def records(rules_id: str, specs: Sequence[Spec], sets: int, seed: int) -> dict[str, list[tuple[bool, int]]]:
@@ -73,7 +55,7 @@ def records(rules_id: str, specs: Sequence[Spec], sets: int, seed: int) -> dict[
     out: dict[str, list[tuple[bool, int]]] = {s.label: [] for s in specs}
     for i in range(sets):
         for lineup in lineups(specs, players):
-            for state, mover, spec, move in _decisions(rules_id, lineup, seed + i):
+            for state, mover, spec, move in deal_decisions(rules_id, lineup, seed + i):
                 n = len(state.legal_moves())
                 if n > 1:
                     out[spec.label].append((agrees(state, mover, move), n))
@@ -87,7 +69,7 @@ def features(rules_id: str, spec: Spec, sets: int, seed: int) -> list[inference.
     feature = inference.FEATURES[rules_id]
     lineup = [spec] * engine.RULES[rules_id].default_players
     return [feature(state, mover, move) for i in range(sets) for state, mover, _s, move in
-            _decisions(rules_id, lineup, seed + i) if len(state.legal_moves()) > 1]
+            deal_decisions(rules_id, lineup, seed + i) if len(state.legal_moves()) > 1]
 
 
 #: one decision for the softmax fit: the model's score of every legal move and the index of the one played
@@ -102,7 +84,7 @@ def scored(rules_id: str, spec: Spec, sets: int, seed: int) -> list[Scored]:
     lineup = [spec] * engine.RULES[rules_id].default_players
     out = []
     for i in range(sets):
-        for state, _mover, _s, move in _decisions(rules_id, lineup, seed + i):
+        for state, _mover, _s, move in deal_decisions(rules_id, lineup, seed + i):
             if not model.scores(state):
                 continue  # a position the model does not score (Tiu U: part 2's choices)
             moves = state.legal_moves()

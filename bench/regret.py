@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import ai
 import engine
-from ai.arena import Spec, decision_seed
+from ai.arena import Spec, confidence_interval, deal_decisions, decision_seed
 from engine.game import State
 
 #: the reference search's parameters besides its iterations
@@ -63,25 +62,17 @@ def reference_values(state: State, seat: int, iterations: int, seed: int) -> dic
     return {c["move"]: c["mean_payoff"] for c in found.stats["candidates"] if c["mean_payoff"] is not None}
 
 
-def make_positions(rules_id: str, players: int, play: Spec, count: int, seed: int, iterations: int) -> Iterator[dict[str, Any]]:
+def make_positions(rules_id: str, players: int, play: Spec, count: int, seed: int,
+                   iterations: int) -> Iterator[dict[str, Any]]:
     """Records of at least ``count`` decisions with a choice, from whole deals of ``play`` in every seat."""
     made = 0
     deal_seed = seed
     while made < count:
-        state = engine.new_game(rules_id, players=players, seed=deal_seed)
-        deal = state.deals_done
-        ply = 0
-        while not state.finished and state.deals_done == deal:
-            mover = state.to_move
-            assert mover is not None
-            moves = state.legal_moves()
-            if len(moves) > 1:
+        for ply, (state, mover, _spec, _move) in enumerate(deal_decisions(rules_id, [play] * players, deal_seed)):
+            if len(state.legal_moves()) > 1:
                 values = reference_values(state, mover, iterations, reference_seed(deal_seed, ply))
                 yield {"set": deal_seed, "ply": ply, "seat": mover, "state": state.to_dict(), "values": values}
                 made += 1
-            move = ai.decide(play.engine, state, mover, dict(play.params), seed=decision_seed(deal_seed, ply)).move
-            state.apply(move)
-            ply += 1
         deal_seed += 1
 
 
@@ -106,10 +97,8 @@ def regrets(records: Sequence[dict[str, Any]], spec: Spec, repeats: int) -> list
 
 
 def interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """The mean and its 95% interval (normal; the positions are many)."""
-    m = statistics.fmean(values)
-    h = 1.96 * statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else 0.0
-    return m, m - h, m + h
+    """The mean and its 95% interval (the arena's, ``ai.arena.confidence_interval``; one value: no width)."""
+    return confidence_interval(values) or (values[0], values[0], values[0])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     specs = [Spec.parse(t) for t in a.engine]
     if a.make:
         with open(a.positions, "w", encoding="utf-8") as f:
-            for rec in make_positions(a.rules, a.players or engine.get_rules(a.rules).default_players, Spec.parse(a.play), a.make, a.seed, a.reference_iterations):
+            players = a.players or engine.get_rules(a.rules).default_players
+            for rec in make_positions(a.rules, players, Spec.parse(a.play), a.make, a.seed, a.reference_iterations):
                 f.write(json.dumps(rec) + "\n")
     with open(a.positions, encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]

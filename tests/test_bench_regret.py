@@ -12,7 +12,7 @@ from api_support import ROOT
 
 import ai
 import engine
-from ai.arena import Spec
+from ai.arena import Spec, deal_decisions
 from bench import regret
 
 REFERENCE_ITERATIONS = 400
@@ -34,15 +34,11 @@ def test_positions_are_whole_deals_of_real_choices_with_a_value_for_every_legal_
         # root=uniform tries every root move once the iterations reach the moves
         assert set(r["values"]) == moves
         by_set.setdefault(r["set"], []).append(r["ply"])
-    # the deal in progress is finished: the last recorded deal ends where greedy play ends it
+    # the deal in progress is finished: the last recorded deal has every choice of greedy's play of it
     last = max(by_set)
-    state = engine.new_game("tiuu", players=2, seed=last)
-    ply = 0
-    while not state.finished and state.deals_done == 0:
-        state.apply(ai.decide("greedy", state, state.to_move, {}, seed=ai.arena.decision_seed(last, ply)).move)
-        ply += 1
-    choices = [r["ply"] for r in records if r["set"] == last]
-    assert max(choices) < ply
+    choices = [ply for ply, (state, _m, _s, _mv) in enumerate(deal_decisions("tiuu", [Spec.parse("greedy")] * 2, last))
+               if len(state.legal_moves()) > 1]
+    assert by_set[last] == choices
 
 
 def test_regret_is_the_best_value_less_the_value_of_the_move_played() -> None:
