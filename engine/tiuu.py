@@ -806,10 +806,13 @@ class TiuUState(State):
         return w
 
     def determinize(self, seat: Seat, rng: random.Random) -> TiuUState:
-        w = self.clone()
-        w.seed = rng.getrandbits(63)
-        if self.phase == OVER:
-            return w
+        return self.determinizer(seat)(rng)
+
+    def determinizer(self, seat: Seat) -> Callable[[random.Random], TiuUState]:
+        """``determinize(seat, rng)`` as a function of ``rng``: the tiles ``seat`` has not seen are counted
+        once (the copies not in the pool, not played, not in its hand and not known in another hand), and
+        each call shuffles them and deals them to the other hands within their caps and to the face-down
+        stock (a search calls it once per iteration)."""
         n = self.players
         # per face: the copies not in the pool, not played (catches, face-up stacks), not in the own hand
         unseen = [t - p - q - o
@@ -822,18 +825,31 @@ class TiuUState(State):
             k = self.known[s]
             unseen = list(map(sub, unseen, k))
             need.append(self.hsize[s] - sum(k))
-        # each face as many times as it is unseen, in face order (built in C: every iteration does it)
-        flat = list(chain.from_iterable(map(repeat, FACES, unseen)))
-        shuffle(flat, rng)
-        hidden = self._assign(flat, others, need, rng)
-        for s, tiles in zip(others, hidden, strict=True):
-            hand = self.known[s][:]
-            for f in tiles:
-                hand[f] += 1
-            w.hands[s] = hand
-        w.down = tuple(flat[sum(need):][:len(self.down) - self.dpos])
-        w.dpos = 0
-        return w
+        # each face as many times as it is unseen, in face order: where every shuffle starts
+        canonical = list(chain.from_iterable(map(repeat, FACES, unseen)))
+        dealt = sum(need)
+        stock = len(self.down) - self.dpos
+        known = [self.known[s] for s in others]
+        over = self.phase == OVER
+
+        def deal(rng: random.Random) -> TiuUState:
+            w = self.clone()
+            w.seed = rng.getrandbits(63)
+            if over:
+                return w
+            flat = canonical[:]
+            shuffle(flat, rng)
+            hidden = self._assign(flat, others, need, rng)
+            for s, base, tiles in zip(others, known, hidden, strict=True):
+                hand = base[:]
+                for f in tiles:
+                    hand[f] += 1
+                w.hands[s] = hand
+            w.down = tuple(flat[dealt:dealt + stock])
+            w.dpos = 0
+            return w
+
+        return deal
 
     def _assign(self, flat: list[Face], others: list[Seat], need: list[int],
                 rng: random.Random) -> list[list[Face]]:
@@ -1004,6 +1020,11 @@ Policy = Callable[[State, random.Random], Move]
 Rollout = Callable[[State, random.Random], None]
 
 
+#: per match table and face: its mates, each with the fish of the pair, in legal order (the rollout's capture scan)
+_PAIRS: dict[bool, tuple[tuple[tuple[Face, int], ...], ...]] = {
+    extra: tuple(tuple((t, FISH[h] + FISH[t]) for t in table[h]) for h in FACES) for extra, table in MATCH.items()}
+
+
 def rollout_of(playout: Policy, *, explore: float, growth: int, growth_stock: int) -> Rollout:
     """``rollout(state, rng)``: ``playout`` move after move until the current game ends, in one call, with
     the same moves and draws as the loop of ``playout`` and ``apply``.  ``playout`` must be this policy,
@@ -1013,49 +1034,197 @@ def rollout_of(playout: Policy, *, explore: float, growth: int, growth_stock: in
     tripling and the seed's fourth tile ``growth`` while the stock holds more than ``growth_stock`` tiles,
     else 1.  On a state that does not halt at the end of the game it plays ``playout`` itself.
 
-    In part 1 of a turn the moves come from ``part1_moves`` without ``legal_moves``'s dispatch; every move
-    is applied by ``apply``."""
+    On a search's sample (a state that halts at the end of the game) the whole game is played on local
+    variables: part 1's legal moves (``part1_moves``, in its order) are counted and the best of them found
+    in one scan of the hand, without a move list (the uniform move is found by a second scan), and the
+    moves change only the hands, the pool, the catches and the stock.  So the sample ends with its points,
+    phase and ``deals`` as ``apply`` leaves them, with the same hands, pool, catches, stock and turn, but
+    with the bookkeeping that only determinizing, ``view`` and the public record read left as it was: what
+    is known of each hand (``known``, ``caps``), the counts derived from the rest (``hsize``, ``played``)
+    and ``history``.  A search throws its sample away once its points are read."""
 
     def rollout(state: State, rng: random.Random) -> None:
         st = cast(TiuUState, state)
         if not st.halt_at_deal_end:
             play_to_deal_end(st, playout, rng)
             return
-        apply = st.apply
+        if st.phase == OVER:
+            # the search's tree played the game to its end: nothing is left to play
+            return
         random_ = rng.random
         classic = st.classic
+        match = st.match
+        pairs = _PAIRS[st.extra]
         hands = st.hands
-        while True:  # halting at the game's end sets the phase to OVER
-            phase = st.phase
-            if phase != PART1:
-                if phase == OVER:
-                    return
-                apply(playout(st, rng))
-                continue
-            moves = part1_moves(st, hands[st.turn])
-            n = len(moves)
-            if n == 1:
-                move = moves[0]
-            elif random_() < explore:
-                move = moves[below(rng, n)]
-            else:
-                # the first move of the highest value, in list order
-                grow = growth if st.nstock > growth_stock else 1
-                move = FLIP_MOVE
-                best_value = -1
-                for m in moves:
-                    kind, a, b = m.code
-                    if kind == CAPTURE:
-                        v = FISH[a] + FISH[b]
-                    elif kind == FLIP:
-                        v = 0
-                    elif kind == FOURTH and classic:
-                        v = 4 * FISH[a]
+        pool = st.pool
+        catches = st.catches
+        upf = st.upf
+        upc = st.upc
+        down = st.down
+        ndown = len(down)
+        dpos = st.dpos
+        nstock = st.nstock
+        players = st.players
+        turn = st.turn
+        # a flipped tile waiting for its take (``CHOOSE``) is where the game resumes
+        pending = st.pending if st.phase == CHOOSE else -1
+        while True:
+            catch = catches[turn]
+            if pending < 0:
+                # --- part 1: the number of legal moves and the first of the highest value, in one scan
+                hand = hands[turn]
+                long_stock = nstock >= MIN_STOCK
+                n = 0
+                best = -1
+                a = b = -1
+                specials: list[tuple[int, Face]] | None = None
+                for h in compress(FACES, hand):
+                    for t, v in pairs[h]:
+                        if pool[t]:
+                            n += 1
+                            if v > best:
+                                best = v
+                                a = h
+                                b = t
+                    # tripling: two in the pool, civil, the fourth copy not played (no catch, no face-up stack)
+                    if (long_stock and pool[h] == 2 and CF_CIVIL[h] and not upc[h]
+                            and not any(c[h] for c in catches)):
+                        if specials is None:
+                            specials = []
+                        specials.append((TRIPLE, h))
+                if upf:
+                    for h in upf:
+                        if upc[h] == 3 and hand[h] and (long_stock or classic):
+                            if specials is None:
+                                specials = []
+                            specials.append((FOURTH, h))
+                    if specials is not None and len(specials) > 1:
+                        # legal order: by face, tripling before the fourth tile
+                        specials.sort(key=lambda m: (m[1], m[0]))
+                kind = FLIP if a < 0 else CAPTURE
+                if specials is not None:
+                    grow = growth if nstock > growth_stock else 1
+                    for k, h in specials:
+                        n += 1
+                        v = 4 * FISH[h] if (k == FOURTH and classic) else grow
+                        if v > best:
+                            best = v
+                            kind = k
+                            a = h
+                if not n or classic:
+                    n += 1  # flip
+                if n > 1 and random_() < explore:
+                    # the uniform move: the i-th of the legal order
+                    i = below(rng, n)
+                    kind = FLIP
+                    for h in compress(FACES, hand):
+                        for t in match[h]:
+                            if pool[t]:
+                                if not i:
+                                    kind = CAPTURE
+                                    break
+                                i -= 1
+                        if kind == CAPTURE:
+                            a = h
+                            b = t
+                            break
                     else:
-                        v = grow
-                    if v > best_value:
-                        move, best_value = m, v
-            apply(move)
+                        if specials is not None and i < len(specials):
+                            kind, a = specials[i]
+                if kind == CAPTURE:
+                    hand[a] -= 1
+                    pool[b] -= 1
+                    catch[a] += 1
+                    catch[b] += 1
+                elif kind != FLIP:
+                    hand[a] -= 1
+                    if kind == FOURTH and classic:
+                        # the fourth copy captures the face-up three; nothing is drawn
+                        upf.remove(a)
+                        upc[a] = 0
+                        nstock -= 3
+                        catch[a] += 4
+                    else:
+                        if kind == TRIPLE:
+                            pool[a] -= 2
+                            upf.append(a)
+                            upc[a] = 3
+                            nstock += 3
+                        else:
+                            upc[a] = 4
+                            nstock += 1
+                        for _ in range(3):
+                            nstock -= 1
+                            if dpos < ndown:
+                                f = down[dpos]
+                                dpos += 1
+                            else:
+                                f = upf[0]
+                                upc[f] -= 1
+                                if not upc[f]:
+                                    del upf[0]
+                            hand[f] += 1
+            # --- part 2: flips until one stays in the pool (a pending choice first)
+            while pending >= 0 or nstock:
+                if pending >= 0:
+                    s = pending
+                    pending = -1
+                    several = True
+                else:
+                    nstock -= 1
+                    if dpos < ndown:
+                        s = down[dpos]
+                        dpos += 1
+                    else:
+                        s = upf[0]
+                        upc[s] -= 1
+                        if not upc[s]:
+                            del upf[0]
+                    found = -1
+                    several = False
+                    for t in match[s]:
+                        if pool[t]:
+                            if found >= 0:
+                                several = True
+                                break
+                            found = t
+                    if found < 0:
+                        pool[s] += 1
+                        break
+                if several:
+                    # the take: a uniform one when exploring, else the first of the most fish
+                    options = [t for t in match[s] if pool[t]]
+                    if random_() < explore:
+                        found = options[below(rng, len(options))]
+                    else:
+                        found = options[0]
+                        for t in options:
+                            if FISH[t] > FISH[found]:
+                                found = t
+                pool[found] -= 1
+                catch[s] += 1
+                catch[found] += 1
+                if classic:
+                    break
+            if not nstock:
+                break
+            turn = (turn + 1) % players
+        st.dpos = dpos
+        st.nstock = 0
+        st.turn = turn
+        st.pending = -1
+        if players == 2 and not classic:
+            # the seed's two-player settlement, as ``settle`` pays it
+            mine = round_up(sum(map(mul, FISH, catches[0])))
+            theirs = round_up(sum(map(mul, FISH, catches[1])))
+            net = [mine - theirs, theirs - mine]
+        else:
+            net, _payments = settle([catch_scores(c, classic)[1] for c in catches])
+        points = st.points
+        for seat in range(players):
+            points[seat] += net[seat]
+        st.deals.append({"game": st.game + 1, "halted": True})
+        st.phase = OVER
 
     return rollout
 

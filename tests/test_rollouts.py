@@ -17,6 +17,7 @@ from ai.heuristics import heuristics_for, play_to_deal_end
 from ai.ismcts import playout_policy
 from engine.game import State, below, shuffle
 from engine.kozel import KozelState
+from engine.tiuu import TiuUState
 
 
 def _reference(world: State, rng: random.Random) -> None:
@@ -40,11 +41,15 @@ def _compared(world: State) -> dict:
     only ``determinize`` and ``view`` read) and the round's history (with the slots' acquisitions, which only
     ``round_replay`` reads) are not kept by its rollout on the search's halting world, which is thrown away
     once its payoffs are read (``ai.heuristics.kozel.rollout``).  Kozel's mask of the tiles
-    on the table is not stored (it follows from the line) but the rollout keeps it in a local: compared."""
+    on the table is not stored (it follows from the line) but the rollout keeps it in a local: compared.
+    Tiu U's rollout leaves what is known of each hand (``known`` and ``caps``, which only determinizing and
+    ``view`` read) as it was (``engine.tiuu.rollout_of``); its derived counts are not stored."""
     d = world.to_dict()
     if isinstance(world, KozelState):
         del d["slots"], d["origin"], d["history"]
         d["table"] = world.table
+    if isinstance(world, TiuUState):
+        del d["known"], d["caps"]
     return d
 
 
@@ -110,6 +115,26 @@ def test_greedy_rollout_plays_the_greedy_policy_exactly(rules_id, players, optio
     end of the deal, exactly as the policy move by move (Kozel's scores what a move leaves the next player,
     ``engine.kozel.GreedyScore.shut`` and ``scarce``, as ``ai.heuristics.kozel.unvoided_greedy`` does)."""
     _assert_rollout_plays(rules_id, players, options, heuristic(rules_id, "greedy_rollout"), _greedy_reference)
+
+
+@pytest.mark.parametrize(("rules_id", "players", "options"), CASES, ids=_case_ids(CASES))
+def test_a_rollout_leaves_a_finished_deal_as_it_is(rules_id, players, options):
+    """The search calls the rollout after its tree, which may have played the deal to its end: the rollout
+    then plays nothing and draws nothing (a fast path that played on past the end changed the payoffs)."""
+    rollout = heuristic(rules_id, "rollout")
+    checked = 0
+    for seed, world in _positions(rules_id, players, options, 60):
+        world.halt_at_deal_end = True
+        _reference(world, random.Random(seed))
+        assert world.to_move is None, f"{rules_id} seed {seed}: the deal did not end"
+        before = _compared(world)
+        rng = random.Random(seed)
+        state = rng.getstate()
+        rollout(world, rng)
+        assert _compared(world) == before, f"{rules_id} seed {seed}: the rollout played past the end"
+        assert rng.getstate() == state, f"{rules_id} seed {seed}: the rollout drew past the end"
+        checked += 1
+    assert checked >= 10
 
 
 def test_tiengow_last_discard_is_the_hands_last_tiles():
