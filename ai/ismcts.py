@@ -260,6 +260,13 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
     # the payoffs so far are public: every sampled world starts from the root's (a protocol invariant the
     # conformance test checks), so an iteration's reward is measured from these
     base = root.running_payoffs()
+    # the root's moves and their keys: the same in every sampled world (a seat's legal moves follow from what
+    # it knows, a protocol invariant the conformance test checks), so worked out once, not once an iteration
+    root_moves: list[Move] | None = None
+    root_keys: list[int] = []
+    if root.to_move == seat:
+        root_moves = root.legal_moves()
+        root_keys = root.observed_keys(root_moves, seat) if own_keys else [m.key for m in root_moves]
     t0 = clock()
     deadline = t0 + time_ms / 1000.0
     done = 0
@@ -297,6 +304,9 @@ def search(root: State, seat: Seat, *, iterations: int, time_ms: float, uct_c: f
             if observe is not None and player != seat:
                 # the rule set's fast path: the distinct keys and the move played for each, in one call
                 keys, moves = observe(world)
+            elif not node and root_moves is not None:
+                moves = root_moves
+                keys = root_keys
             else:
                 moves = world.legal_moves()
                 if own_keys:
