@@ -119,6 +119,7 @@ import math
 import random
 import time
 from dataclasses import replace
+from functools import partial
 from typing import Any, ClassVar, cast
 
 import ai
@@ -136,8 +137,9 @@ from ai.heuristics.kozel import (
 from ai.ismcts import IsmctsEngine, SearchKit, Worlds, likeliest_types, search, search_kit
 from ai.protocol import Decision, Param
 from bench import kozel_value
-from engine.game import Move, Seat, State
+from engine.game import Move, Seat, State, below, play_to_deal_end
 from engine.kozel import GreedyScore, KozelState, rollout_of
+from engine.tiuu import CAPTURE, FISH, FLIP, FLIP_MOVE, FOURTH, OVER, PART1, TiuUState, part1_moves
 
 
 def _ismcts_and(extra: Param) -> tuple[Param, ...]:
@@ -567,6 +569,72 @@ class TiuUPlayout(_PlayoutVariant):
         return tiuu.playout_with(explore=explore, growth=growth, growth_stock=growth_stock)
 
 
+def _tiuu_rollout_before(state: State, rng: random.Random) -> None:
+    """Tiu U's rollout as f020eca had it (``engine.tiuu.rollout_of`` then, at the shipped weights): the same
+    moves and draws as today's, at the cost of before -- part 1's move list built by ``part1_moves`` and every
+    move applied by ``apply`` (``ismcts_tiuu_before``)."""
+    st = cast(TiuUState, state)
+    if not st.halt_at_deal_end:
+        play_to_deal_end(st, tiuu.playout, rng)
+        return
+    apply = st.apply
+    random_ = rng.random
+    classic = st.classic
+    hands = st.hands
+    while True:  # halting at the game's end sets the phase to OVER
+        phase = st.phase
+        if phase != PART1:
+            if phase == OVER:
+                return
+            apply(tiuu.playout(st, rng))
+            continue
+        moves = part1_moves(st, hands[st.turn])
+        n = len(moves)
+        if n == 1:
+            move = moves[0]
+        elif random_() < tiuu.PLAYOUT_EXPLORE:
+            move = moves[below(rng, n)]
+        else:
+            # the first move of the highest value, in list order
+            grow = tiuu.PLAYOUT_GROWTH if st.nstock > tiuu.PLAYOUT_GROWTH_STOCK else 1
+            move = FLIP_MOVE
+            best_value = -1
+            for m in moves:
+                kind, a, b = m.code
+                if kind == CAPTURE:
+                    v = FISH[a] + FISH[b]
+                elif kind == FLIP:
+                    v = 0
+                elif kind == FOURTH and classic:
+                    v = 4 * FISH[a]
+                else:
+                    v = grow
+                if v > best_value:
+                    move, best_value = m, v
+        apply(move)
+
+
+class TiuUBefore(IsmctsEngine):
+    """``ismcts`` with Tiu U's search at the cost of f020eca (module docstring)."""
+
+    id = "ismcts_tiuu_before"
+    description = "ismcts, at Tiu U with the rollout and the determinization of before the twenty-fifth look"
+
+    def heuristics(self, state: State, params: dict[str, Any]) -> Heuristics | None:
+        found = super().heuristics(state, params)
+        if found is None or state.rules.id != "tiuu" or params["playout"] not in ("default", "heuristic"):
+            return found
+        return replace(found, rollout=_tiuu_rollout_before)
+
+    def worlds(self, state: State, seat: Seat, params: dict[str, Any],
+               rng: random.Random) -> tuple[Worlds | None, dict[str, float] | None]:
+        sampled, stats = super().worlds(state, seat, params, rng)
+        if sampled is None and state.rules.id == "tiuu":
+            # the unseen tiles counted again for every world, as ``determinize`` did before
+            sampled = partial(state.determinize, seat)
+        return sampled, stats
+
+
 #: the variants this bench seats, by id
 class TypedOpponents(IsmctsEngine):
     """``ismcts`` that infers, per other seat, which greedy engine it plays like (module docstring)."""
@@ -692,7 +760,7 @@ class TypedOpponents(IsmctsEngine):
 
 VARIANTS = (GreedyTiebreak(), SoftDiscards(), PairedRoot(), KozelPlayout(), GreedyKozel(), Pimc(), PairedTree(),
             KozelValue(), GreedyWall(), WallPlayout(), GreedyTienGow(), TienGowPlayout(), TiuUPlayout(),
-            TypedOpponents())
+            TypedOpponents(), TiuUBefore())
 
 
 def register() -> None:

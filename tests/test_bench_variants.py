@@ -26,6 +26,7 @@ from bench.variants import (
     Pimc,
     SoftDiscards,
     TienGowPlayout,
+    TiuUBefore,
     TiuUPlayout,
     TypedOpponents,
     WallPlayout,
@@ -240,6 +241,20 @@ def test_the_tiuu_playout_variant_with_the_shipped_weights_is_the_search_itself(
     # node for node at Tiu U; a playout without random moves changes the statistics
     positions = _greedy_positions("tiuu", 2, 6, lambda seed: 3 + seed % 7)
     assert _harness_check(TiuUPlayout(), positions, {}, {"explore": 0.0}) > 0
+
+
+def test_the_tiuu_before_variant_is_the_search_itself_at_a_fixed_budget():
+    # the variant keeps point 5's bar reproducible: Tiu U's search at the cost of f020eca (its rollout, and the
+    # unseen tiles counted for every world). At a fixed budget it plays the same moves with the same draws as
+    # ismcts, two and three players, whatever its cost; only at equal time does it search less
+    for players in (2, 3):
+        positions = _greedy_positions("tiuu", players, 6, lambda seed: 3 + seed % 11)
+        for state, seat in positions:
+            found = _run(TiuUBefore(), state, seat, {}, seed=5)
+            reference = _run(ai.ENGINES["ismcts"], state, seat, {}, seed=5)
+            assert found.move.id == reference.move.id
+            assert found.stats["candidates"] == reference.stats["candidates"]
+            assert found.stats["iterations"] == PARAMS["iterations"]
 
 
 def _mixed_positions(count: int) -> list[tuple[engine.State, int]]:
