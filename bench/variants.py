@@ -90,6 +90,11 @@ beside the shipped ones.
   equal time, and Tiu U's hand-set weights had never been screened.  Measured (docs/ai-history.md,
   seventeenth look): ``explore=0.1`` is level with ``ismcts`` at 100 ms over 800 fresh sets.  Elsewhere it is
   ``ismcts``.
+* ``ismcts_tiuu_before``: ``ismcts`` at Tiu U at the cost of f020eca, before the twenty-fifth look: that
+  commit's rollout (part 1's move list built by ``part1_moves``, every move applied by ``apply``) and the unseen
+  tiles counted again for every world.  The same moves and draws as ``ismcts``, so at equal time it differs by
+  its cost alone (the root's moves, worked out once a search since, are not taken back: about 2% cheaper than
+  f020eca was).  Point 5's bar at Tiu U (docs/ai-history.md, twenty-fifth look).  Elsewhere it is ``ismcts``.
 * ``ismcts_typed`` (parameters ``models``, default ``greedy,greedy_before``; ``types``, ``likeliest`` or
   ``drawn``; ``table``, the prior chance that the other seats all play one model, default 0): ``ismcts`` at Tien Gow that finds, per other seat, which greedy engine it plays like (a library
   of opponent models, ``ai.heuristics.tiengow.MODELS``: today's ``greedy`` and the engine of before, which

@@ -1025,6 +1025,16 @@ _PAIRS: dict[bool, tuple[tuple[tuple[Face, int], ...], ...]] = {
     extra: tuple(tuple((t, FISH[h] + FISH[t]) for t in table[h]) for h in FACES) for extra, table in MATCH.items()}
 
 
+def _face_up_draw(upf: list[Face], upc: list[int]) -> Face:
+    """The rollout's draw once the face-down stock is gone: a tile of the oldest face-up stack (``_draw``
+    without ``played``, which the rollout does not keep)."""
+    f = upf[0]
+    upc[f] -= 1
+    if not upc[f]:
+        del upf[0]
+    return f
+
+
 def rollout_of(playout: Policy, *, explore: float, growth: int, growth_stock: int) -> Rollout:
     """``rollout(state, rng)``: ``playout`` move after move until the current game ends, in one call, with
     the same moves and draws as the loop of ``playout`` and ``apply``.  ``playout`` must be this policy,
@@ -1159,10 +1169,7 @@ def rollout_of(playout: Policy, *, explore: float, growth: int, growth_stock: in
                                 f = down[dpos]
                                 dpos += 1
                             else:
-                                f = upf[0]
-                                upc[f] -= 1
-                                if not upc[f]:
-                                    del upf[0]
+                                f = _face_up_draw(upf, upc)
                             hand[f] += 1
             # --- part 2: flips until one stays in the pool (a pending choice first)
             while pending >= 0 or nstock:
@@ -1176,10 +1183,8 @@ def rollout_of(playout: Policy, *, explore: float, growth: int, growth_stock: in
                         s = down[dpos]
                         dpos += 1
                     else:
-                        s = upf[0]
-                        upc[s] -= 1
-                        if not upc[s]:
-                            del upf[0]
+                        s = _face_up_draw(upf, upc)
+                    # the flipped tile's mates as ``_part2`` finds them, spelled out (a call per flip costs more)
                     found = -1
                     several = False
                     for t in match[s]:
