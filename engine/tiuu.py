@@ -59,8 +59,9 @@ worlds by (``part1_replay``); a search's own sample keeps no record.
 
 Search kit (``SEARCH_KIT``, at the end of the module): what ``ai/`` may use of this engine beyond the
 protocol -- the move kinds, ``PART1`` (part 1's phase) and ``FISH``, ``part1_moves`` (part 1's legality, the one function that decides
-it), ``rollout_of(playout, explore=, growth=, growth_stock=)`` (the policy played to the end of the game)
-and ``part1_replay`` (the game's part-1 choices as a world holds the hands, for inference).
+it), ``rollout_of(playout, explore=, growth=, growth_stock=)`` (the policy played to the end of the game on
+local variables, counting part 1's moves as ``part1_moves`` lists them) and ``part1_replay`` (the game's
+part-1 choices as a world holds the hands, for inference).
 """
 
 from __future__ import annotations
@@ -242,9 +243,12 @@ def _counts(names: Sequence[str]) -> list[int]:
 
 def part1_moves(state: TiuUState, hand: Sequence[int]) -> list[Move]:
     """The legal moves of part 1 of a turn (§4) for ``hand`` (face counts) in ``state``: the one place
-    Tiu U's part-1 legality is decided (``legal_moves`` in part 1, the search kit's rollout, and what a
-    flip under compulsory capture reveals, ``_note_no_play``).  In legal order: the captures (by hand face, then pool face), the specials (tripling, then the fourth
-    tile, by face), then ``flip`` when it is legal.  A new list.
+    Tiu U's part-1 legality is decided (``legal_moves`` in part 1, what a flip under compulsory capture
+    reveals, ``_note_no_play``, and the playout policies, which choose from ``legal_moves``).  The search
+    kit's rollout (``rollout_of``) counts these same moves in this same order on its own locals, without the
+    list, for speed; ``tests/test_rollouts.py`` holds its moves and draws equal to the policy's on this
+    list from sampled worlds of every variant.  In legal order: the captures (by hand face, then pool face),
+    the specials (tripling, then the fourth tile, by face), then ``flip`` when it is legal.  A new list.
 
     * a capture: a hand tile and a pool tile that match;
     * tripling: two identical pool tiles and a third from hand, the fourth copy not played (not in the
