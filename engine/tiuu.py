@@ -658,11 +658,8 @@ class TiuUState(State):
             f = self.down[self.dpos]
             self.dpos += 1
             return f, False
-        f = self.upf[0]
-        self.upc[f] -= 1
+        f = _face_up_draw(self.upf, self.upc)
         self.played[f] -= 1
-        if not self.upc[f]:
-            del self.upf[0]
         return f, True
 
     def _draw_three(self, seat: Seat, log: list[Event] | None) -> None:
@@ -1030,8 +1027,8 @@ _PAIRS: dict[bool, tuple[tuple[tuple[Face, int], ...], ...]] = {
 
 
 def _face_up_draw(upf: list[Face], upc: list[int]) -> Face:
-    """The rollout's draw once the face-down stock is gone: a tile of the oldest face-up stack (``_draw``
-    without ``played``, which the rollout does not keep)."""
+    """The draw once the face-down stock is gone: a tile of the oldest face-up stack, which leaves the stock
+    when it is the last (``_draw`` also counts it out of ``played``, which the rollout does not keep)."""
     f = upf[0]
     upc[f] -= 1
     if not upc[f]:
